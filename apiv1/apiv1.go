@@ -1,0 +1,218 @@
+// Package apiv1 holds the JSON bodies of sbx's REST API, version 1: what the
+// server sends and the Go client reads. The OpenAPI document in package
+// httpapi describes the same shapes; the contract test keeps them together.
+package apiv1
+
+import "time"
+
+// CreateSandboxRequest is the body of POST /api/v1/sandboxes.
+type CreateSandboxRequest struct {
+	TemplateID string            `json:"templateID"`
+	Timeout    *int64            `json:"timeout,omitempty"` // seconds; default 3600
+	WaitReady  bool              `json:"waitReady,omitempty"`
+	EnvVars    map[string]string `json:"envVars,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	AutoPause  bool              `json:"autoPause,omitempty"`
+	CPU        *float64          `json:"cpu,omitempty"`      // vCPU; default 2
+	MemoryMB   *int64            `json:"memoryMB,omitempty"` // default 512
+	GPU        *GPU              `json:"gpu,omitempty"`
+	Kind       string            `json:"kind,omitempty"` // task (default), runtime, world
+}
+
+// GPU is a GPU request: Fraction is a share of one card in percent.
+type GPU struct {
+	Type     string `json:"type"`
+	Count    int    `json:"count,omitempty"`    // default 1
+	Fraction int    `json:"fraction,omitempty"` // 25, 50, 75 or 100 (default)
+}
+
+// TimeoutRequest is the body of POST …/connect, …/resume and …/timeout.
+type TimeoutRequest struct {
+	Timeout *int64 `json:"timeout,omitempty"` // seconds
+}
+
+// RefreshRequest is the body of POST …/refreshes.
+type RefreshRequest struct {
+	Duration *int64 `json:"duration,omitempty"` // seconds, at most 3600
+}
+
+// Sandbox is a sandbox as the API shows it.
+type Sandbox struct {
+	SandboxID             string            `json:"sandboxID"` // the provider sandbox ID
+	ID                    string            `json:"id"`        // the sbx UUID
+	Provider              string            `json:"provider"`
+	Kind                  string            `json:"kind"`
+	TemplateID            string            `json:"templateID"`
+	State                 string            `json:"state"`
+	PauseReason           string            `json:"pause_reason,omitempty"`
+	EndReason             string            `json:"end_reason,omitempty"`
+	Diagnostic            string            `json:"diagnostic,omitempty"`
+	OrgID                 string            `json:"orgID"`
+	WorkspaceID           string            `json:"workspaceID"`
+	ProjectID             string            `json:"projectID"`
+	CreatedAt             time.Time         `json:"createdAt"`
+	StartedAt             *time.Time        `json:"startedAt,omitempty"`
+	PausedAt              *time.Time        `json:"pausedAt,omitempty"`
+	EndedAt               *time.Time        `json:"endedAt,omitempty"`
+	ExpiresAt             *time.Time        `json:"expiresAt,omitempty"`
+	Timeout               int64             `json:"timeout"` // seconds
+	AutoPause             bool              `json:"autoPause"`
+	CPU                   float64           `json:"cpu"`
+	MemoryMB              int64             `json:"memoryMB"`
+	GPU                   *GPU              `json:"gpu,omitempty"`
+	EnvVarNames           []string          `json:"envVarNames"`
+	Metadata              map[string]string `json:"metadata"`
+	BilledCredits         string            `json:"billed_credits"`
+	RunningCredits        string            `json:"running_credits"`
+	EstimatedTotalCredits string            `json:"estimated_total_credits"`
+	LastSettledAt         *time.Time        `json:"lastSettledAt,omitempty"`
+	RuntimeURL            string            `json:"runtimeURL,omitempty"`  // while running
+	AccessToken           string            `json:"accessToken,omitempty"` // while running
+	Timeline              []Event           `json:"timeline,omitempty"`    // on detail, create and actions
+}
+
+// Event is one step of a sandbox's timeline.
+type Event struct {
+	At     time.Time `json:"at"`
+	Step   string    `json:"step"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// SandboxList is a page of sandboxes.
+type SandboxList struct {
+	Items      []Sandbox `json:"items"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// LogLine is one line of a sandbox's log.
+type LogLine struct {
+	At     time.Time `json:"at"`
+	Source string    `json:"source"`
+	Line   string    `json:"line"`
+}
+
+// LogPage is a page of a sandbox's log, oldest first.
+type LogPage struct {
+	Items      []LogLine `json:"items"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// Metrics is a point-in-time measure of a running sandbox.
+type Metrics struct {
+	At            time.Time `json:"at"`
+	CPUSeconds    float64   `json:"cpuSeconds"`
+	MemoryBytes   int64     `json:"memoryBytes"`
+	Processes     int64     `json:"processes"`
+	NetRxBytes    int64     `json:"netRxBytes"`
+	NetTxBytes    int64     `json:"netTxBytes"`
+	DiskUsedBytes int64     `json:"diskUsedBytes"`
+}
+
+// Named is an ID with its name.
+type Named struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Me says who the caller is.
+type Me struct {
+	Org       Named `json:"org"`
+	Workspace Named `json:"workspace"`
+	Project   Named `json:"project"`
+	Key       Key   `json:"key"`
+}
+
+// Key describes the caller's API key; its secret is never shown again.
+type Key struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Prefix string `json:"prefix"`
+	Scope  string `json:"scope"` // "org" or "project"
+}
+
+// Usage sums a set of sandboxes.
+type Usage struct {
+	Sandboxes       int            `json:"sandboxes"`
+	ByState         map[string]int `json:"by_state"`
+	ByKind          map[string]int `json:"by_kind"`
+	ByProvider      map[string]int `json:"by_provider"`
+	RunningCPU      float64        `json:"running_vcpu"`
+	RunningMemoryMB int64          `json:"running_memory_mb"`
+	LifetimeSeconds float64        `json:"lifetime_seconds"`
+	BilledCredits   string         `json:"billed_credits"`
+}
+
+// ProjectUsage is one project's usage.
+type ProjectUsage struct {
+	Project Named `json:"project"`
+	Usage   Usage `json:"usage"`
+}
+
+// OrgUsage is the org sandbox usage report.
+type OrgUsage struct {
+	Org      Named          `json:"org"`
+	Total    Usage          `json:"total"`
+	Projects []ProjectUsage `json:"projects"`
+}
+
+// Summary is the observability summary.
+type Summary struct {
+	GeneratedAt time.Time        `json:"generatedAt"`
+	Org         Named            `json:"org"`
+	Projects    []ProjectUsage   `json:"projects"`
+	Quotas      []Quota          `json:"quotas"`
+	Providers   []ProviderStatus `json:"providers"`
+	Endpoints   []EndpointStatus `json:"endpoints"`
+	NextActions []string         `json:"next_actions"`
+}
+
+// Quota is one limit checked against current use.
+type Quota struct {
+	Name   string  `json:"name"`
+	Limit  float64 `json:"limit"`
+	Used   float64 `json:"used"`
+	OK     bool    `json:"ok"`
+	Detail string  `json:"detail"`
+}
+
+// ProviderStatus is one provider's availability.
+type ProviderStatus struct {
+	Name         string       `json:"name"`
+	Available    bool         `json:"available"`
+	Default      bool         `json:"default"`
+	Detail       string       `json:"detail"`
+	Capabilities Capabilities `json:"capabilities"`
+}
+
+// Capabilities lists what a provider supports.
+type Capabilities struct {
+	MemoryPause bool `json:"memoryPause"`
+	Hibernate   bool `json:"hibernate"`
+	Fork        bool `json:"fork"`
+	Snapshots   bool `json:"snapshots"`
+	GPU         bool `json:"gpu"`
+}
+
+// EndpointStatus is one endpoint's availability.
+type EndpointStatus struct {
+	Name      string `json:"name"`
+	URL       string `json:"url"`
+	Available bool   `json:"available"`
+	Detail    string `json:"detail"`
+}
+
+// Error is the error envelope of every 4xx and 5xx answer.
+type Error struct {
+	Code   int          `json:"code"`
+	Type   string       `json:"type"`
+	Detail string       `json:"detail"`
+	Errors []FieldError `json:"errors"`
+}
+
+// FieldError names one bad field of a request.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Detail }

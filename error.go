@@ -1,0 +1,76 @@
+package sbx
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error for callers; the API maps each code to one HTTP status.
+type Code string
+
+// The error codes.
+const (
+	EInvalid      Code = "invalid"        // bad input: 400
+	EUnauthorized Code = "unauthorized"   // no or bad credentials: 401
+	EForbidden    Code = "forbidden"      // credentials lack the right: 403
+	ENotFound     Code = "not_found"      // no such thing visible to the caller: 404
+	EConflict     Code = "conflict"       // the current state forbids it: 409
+	EUnsupported  Code = "not_supported"  // the provider cannot do it: 501
+	EProvider     Code = "provider_error" // the provider failed the operation: 502
+	EUnavailable  Code = "unavailable"    // a dependency is missing or down: 503
+	ETimeout      Code = "timeout"        // a bounded wait ran out: 504
+	EInternal     Code = "internal"       // a bug or an unexpected failure: 500
+)
+
+// Error is an error with a code and a message meant for the user. Err, when
+// set, is the internal cause: logged, never shown.
+type Error struct {
+	Code    Code
+	Message string
+	Fields  []FieldError // for EInvalid: the offending fields, when known
+	Err     error
+}
+
+// FieldError names one bad field of a request and what is wrong with it.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// Invalid returns an EInvalid error for one field.
+func Invalid(field, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Code: EInvalid, Message: msg, Fields: []FieldError{{field, msg}}}
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with code and a formatted user message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or EInternal.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// ErrorMessage returns the user message of err, hiding internal causes.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}

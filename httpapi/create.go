@@ -1,0 +1,142 @@
+package httpapi
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/lifecycle"
+)
+
+var (
+	templatePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	gpuTypePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
+
+// Bounds on what a create body may hold.
+const (
+	maxEnvVars       = 256
+	maxEnvValueBytes = 32 << 10
+	maxMetadata      = 64
+	maxMetaKeyBytes  = 128
+	maxMetaValBytes  = 1024
+	maxGPUCount      = 8
+)
+
+// parseCreate decodes and validates a create body. Every problem found is
+// reported, each under the field it concerns.
+func (cfg Config) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
+	var body apiv1.CreateSandboxRequest
+	if err := decodeStrict(data, &body); err != nil {
+		return lifecycle.CreateRequest{}, err
+	}
+	var p problems
+	req := lifecycle.CreateRequest{
+		TemplateID: body.TemplateID, Kind: sbx.Kind(body.Kind), WaitReady: body.WaitReady,
+		AutoPause: body.AutoPause, Env: body.EnvVars, Metadata: body.Metadata,
+	}
+	switch {
+	case body.TemplateID == "":
+		p.add("templateID", "templateID is required, for example \"base\"")
+	case !templatePattern.MatchString(body.TemplateID):
+		p.add("templateID", "templateID %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", body.TemplateID)
+	}
+	if body.Timeout != nil {
+		if *body.Timeout < 1 {
+			p.add("timeout", "timeout must be a positive number of seconds")
+		} else if *body.Timeout <= math.MaxInt64/int64(time.Second) {
+			req.Timeout = time.Duration(*body.Timeout) * time.Second
+		} else {
+			p.add("timeout", "timeout is too large")
+		}
+	}
+	if body.Kind != "" && !req.Kind.Valid() {
+		p.add("kind", "kind %q must be task, runtime or world", body.Kind)
+	}
+	if len(body.EnvVars) > maxEnvVars {
+		p.add("envVars", "envVars may hold at most %d variables", maxEnvVars)
+	}
+	for k, v := range body.EnvVars {
+		if !envNamePattern.MatchString(k) {
+			p.add("envVars."+k, "environment variable name %q must be letters, digits and '_', not starting with a digit", k)
+		} else if len(v) > maxEnvValueBytes {
+			p.add("envVars."+k, "environment variable %s is longer than %d bytes", k, maxEnvValueBytes)
+		}
+	}
+	if len(body.Metadata) > maxMetadata {
+		p.add("metadata", "metadata may hold at most %d keys", maxMetadata)
+	}
+	for k, v := range body.Metadata {
+		switch {
+		case k == "" || len(k) > maxMetaKeyBytes || strings.ContainsAny(k, "=\x00"):
+			p.add("metadata", "metadata key %q must be 1-%d bytes without '='", k, maxMetaKeyBytes)
+		case len(v) > maxMetaValBytes || strings.ContainsRune(v, 0):
+			p.add("metadata."+k, "metadata value for %q must be at most %d bytes", k, maxMetaValBytes)
+		}
+	}
+	cpu := cfg.DefaultCPU
+	if body.CPU != nil {
+		cpu = *body.CPU
+	}
+	if !(cpu >= 0.001 && cpu <= cfg.MaxCPU) || math.IsNaN(cpu) {
+		p.add("cpu", "cpu must be between 0.001 and %g vCPU", cfg.MaxCPU)
+	}
+	req.Resources.MilliCPU = int64(math.Round(cpu * 1000))
+	req.Resources.MemoryMB = cfg.DefaultMemory
+	if body.MemoryMB != nil {
+		req.Resources.MemoryMB = *body.MemoryMB
+	}
+	if req.Resources.MemoryMB < 64 || req.Resources.MemoryMB > cfg.MaxMemoryMB {
+		p.add("memoryMB", "memoryMB must be between 64 and %d", cfg.MaxMemoryMB)
+	}
+	if g := body.GPU; g != nil {
+		gpu := sbx.GPURequest{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
+		if gpu.Count == 0 {
+			gpu.Count = 1
+		}
+		if gpu.Fraction == 0 {
+			gpu.Fraction = 100
+		}
+		if !gpuTypePattern.MatchString(g.Type) {
+			p.add("gpu.type", "gpu.type is required, for example \"h100\"")
+		}
+		if gpu.Count < 1 || gpu.Count > maxGPUCount {
+			p.add("gpu.count", "gpu.count must be between 1 and %d", maxGPUCount)
+		}
+		switch gpu.Fraction {
+		case 25, 50, 75:
+			if gpu.Count != 1 {
+				p.add("gpu.fraction", "gpu.fraction below 100 needs gpu.count 1")
+			}
+		case 100:
+		default:
+			p.add("gpu.fraction", "gpu.fraction must be 25, 50, 75 or 100")
+		}
+		req.Resources.GPU = &gpu
+	}
+	return req, p.err()
+}
+
+// problems collects field errors.
+type problems []sbx.FieldError
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, sbx.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// err is nil when nothing was added, else one EInvalid naming every field.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(p))
+	for i, f := range p {
+		msgs[i] = f.Message
+	}
+	return &sbx.Error{Code: sbx.EInvalid, Message: strings.Join(msgs, "; "), Fields: p}
+}

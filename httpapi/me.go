@@ -1,0 +1,25 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+func (s *Server) me(w http.ResponseWriter, r *http.Request) {
+	c := caller(r)
+	scope := "org"
+	if !c.OrgWide() {
+		scope = "project"
+	}
+	writeJSON(w, http.StatusOK, apiv1.Me{
+		Org:       apiv1.Named{ID: c.Org.ID, Name: c.Org.Name},
+		Workspace: apiv1.Named{ID: c.Workspace.ID, Name: c.Workspace.Name},
+		Project:   apiv1.Named{ID: c.Project.ID, Name: c.Project.Name},
+		Key:       apiv1.Key{ID: c.Key.ID, Name: c.Key.Name, Prefix: c.Key.Prefix, Scope: scope},
+	})
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}

@@ -1,0 +1,57 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+func (s *Server) sandboxLogs(w http.ResponseWriter, r *http.Request) {
+	s.logs(w, r, r.PathValue("id"))
+}
+
+// logs answers a page of a sandbox's log.
+func (s *Server) logs(w http.ResponseWriter, r *http.Request, ref string) {
+	q := r.URL.Query()
+	if err := onlyParams(q, "limit", "cursor"); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	limit, err := parseLimit(q)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	sb, err := s.mgr.Get(r.Context(), caller(r), ref)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	lines, next, err := s.mgr.Logs(r.Context(), sb, q.Get("cursor"), limit)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := apiv1.LogPage{Items: make([]apiv1.LogLine, 0, len(lines)), NextCursor: next}
+	for _, l := range lines {
+		out.Items = append(out.Items, apiv1.LogLine{At: l.At, Source: l.Source, Line: l.Line})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) sandboxMetrics(w http.ResponseWriter, r *http.Request) {
+	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("id"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	m, err := s.mgr.Metrics(r.Context(), sb)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, apiv1.Metrics{
+		At: m.At, CPUSeconds: m.CPUSeconds, MemoryBytes: m.MemoryBytes, Processes: m.Processes,
+		NetRxBytes: m.NetRxBytes, NetTxBytes: m.NetTxBytes, DiskUsedBytes: m.DiskUsedBytes,
+	})
+}

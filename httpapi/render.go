@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/ledger"
+)
+
+// AgentPort is the fixed port of the agent inside every sandbox.
+const AgentPort = 49983
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.Encode(v)
+}
+
+// sandbox renders a ledger row; the runtime URL and token appear only while it runs.
+func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
+	out := apiv1.Sandbox{
+		SandboxID: sb.ProviderSandboxID, ID: sb.ID, Provider: sb.Provider, Kind: string(sb.Kind),
+		TemplateID: sb.TemplateID, State: string(sb.State), PauseReason: string(sb.PauseReason),
+		EndReason: string(sb.EndReason), Diagnostic: sb.Diagnostic,
+		OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, ProjectID: sb.ProjectID,
+		CreatedAt: sb.CreatedAt, StartedAt: timePtr(sb.StartedAt), PausedAt: timePtr(sb.PausedAt),
+		EndedAt: timePtr(sb.EndedAt), ExpiresAt: timePtr(sb.ExpiresAt), LastSettledAt: timePtr(sb.LastSettledAt),
+		Timeout: int64(sb.Timeout / time.Second), AutoPause: sb.AutoPause,
+		CPU: float64(sb.Resources.MilliCPU) / 1000, MemoryMB: sb.Resources.MemoryMB,
+		EnvVarNames: sb.EnvVarNames, Metadata: sb.Metadata,
+		// Rates arrive with the meter; until then nothing accrues between settlements.
+		BilledCredits: credits(sb.BilledMicros), RunningCredits: credits(0), EstimatedTotalCredits: credits(sb.BilledMicros),
+	}
+	if out.EnvVarNames == nil {
+		out.EnvVarNames = []string{}
+	}
+	if out.Metadata == nil {
+		out.Metadata = map[string]string{}
+	}
+	if g := sb.Resources.GPU; g != nil {
+		out.GPU = &apiv1.GPU{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
+	}
+	if sb.State == sbx.StateRunning {
+		out.RuntimeURL = s.runtimeURL(sb)
+		out.AccessToken = sb.AccessToken
+	}
+	for _, e := range timeline {
+		out.Timeline = append(out.Timeline, apiv1.Event{At: e.At, Step: e.Step, Detail: e.Detail})
+	}
+	return out
+}
+
+// runtimeURL is where a client reaches the sandbox's agent through this server:
+// the agent port's preview host, {port}-{id}.{domain}.
+func (s *Server) runtimeURL(sb sbx.Sandbox) string {
+	u, err := url.Parse(s.cfg.PublicURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	host := fmt.Sprintf("%d-%s.%s", AgentPort, sb.ProviderSandboxID, s.cfg.Domain)
+	if port := u.Port(); port != "" {
+		host += ":" + port
+	}
+	return u.Scheme + "://" + host
+}
+
+func (s *Server) usage(u *ledger.Usage) apiv1.Usage {
+	out := apiv1.Usage{ByState: map[string]int{}, ByKind: map[string]int{}, ByProvider: map[string]int{}, BilledCredits: credits(0)}
+	if u == nil {
+		return out
+	}
+	out.Sandboxes, out.RunningMemoryMB, out.LifetimeSeconds = u.Sandboxes, u.RunningMemoryMB, u.LifetimeSeconds
+	out.RunningCPU, out.BilledCredits = float64(u.RunningMilliCPU)/1000, credits(u.BilledMicros)
+	for k, n := range u.ByState {
+		out.ByState[string(k)] = n
+	}
+	for k, n := range u.ByKind {
+		out.ByKind[string(k)] = n
+	}
+	for k, n := range u.ByProvider {
+		out.ByProvider[k] = n
+	}
+	return out
+}
+
+// credits renders micro-credits as a decimal string.
+func credits(micros int64) string {
+	sign := ""
+	if micros < 0 {
+		sign, micros = "-", -micros
+	}
+	return sign + strconv.FormatInt(micros/1e6, 10) + "." + fmt.Sprintf("%06d", micros%1e6)
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,48 @@
+package httpapi
+
+import "net/http"
+
+// Route is one operation of the API. The OpenAPI document must describe
+// exactly these, which the contract test checks.
+type Route struct {
+	Method  string
+	Pattern string // net/http pattern; {name} segments as in OpenAPI
+	handler http.Handler
+	auth    bool
+}
+
+// Routes lists the API's operations.
+func (s *Server) Routes() []Route { return s.routes() }
+
+func (s *Server) routes() []Route {
+	open := func(method, pattern string, h http.HandlerFunc) Route {
+		return Route{Method: method, Pattern: pattern, handler: h}
+	}
+	authed := func(method, pattern string, h http.HandlerFunc) Route {
+		return Route{Method: method, Pattern: pattern, handler: h, auth: true}
+	}
+	return []Route{
+		open("GET", "/healthz", s.health),
+		open("GET", "/api/v1/openapi.json", s.openapi),
+		authed("GET", "/api/v1/me", s.me),
+		authed("GET", "/api/v1/observability/summary", s.summary),
+
+		authed("POST", "/api/v1/sandboxes", s.createSandbox),
+		authed("GET", "/api/v1/sandboxes", s.listSandboxes),
+		authed("GET", "/api/v1/sandboxes/{id}", s.getSandbox),
+		authed("DELETE", "/api/v1/sandboxes/{id}", s.deleteSandbox),
+		authed("POST", "/api/v1/sandboxes/{id}/connect", s.connectSandbox),
+		authed("POST", "/api/v1/sandboxes/{id}/pause", s.pauseSandbox),
+		authed("POST", "/api/v1/sandboxes/{id}/resume", s.resumeSandbox),
+		authed("POST", "/api/v1/sandboxes/{id}/refreshes", s.refreshSandbox),
+		authed("POST", "/api/v1/sandboxes/{id}/timeout", s.setSandboxTimeout),
+		authed("GET", "/api/v1/sandboxes/{id}/logs", s.sandboxLogs),
+		authed("GET", "/api/v1/sandboxes/{id}/metrics", s.sandboxMetrics),
+
+		authed("GET", "/api/v1/org/{org}/sandboxes", s.orgSandboxes),
+		authed("GET", "/api/v1/org/{org}/sandboxes/usage", s.orgUsage),
+		authed("GET", "/api/v1/org/{org}/sandboxes/{provider_sandbox_id}", s.orgGetSandbox),
+		authed("DELETE", "/api/v1/org/{org}/sandboxes/{provider_sandbox_id}", s.orgDeleteSandbox),
+		authed("GET", "/api/v1/org/{org}/sandboxes/{provider_sandbox_id}/logs", s.orgSandboxLogs),
+	}
+}

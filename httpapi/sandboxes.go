@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/ledger"
+)
+
+func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) {
+	data, err := readBody(w, r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	req, err := s.cfg.parseCreate(data)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	sb, err := s.mgr.Create(r.Context(), caller(r), req)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.renderSandbox(w, r, http.StatusCreated, sb)
+}
+
+func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request) {
+	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("id"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.renderSandbox(w, r, http.StatusOK, sb)
+}
+
+func (s *Server) deleteSandbox(w http.ResponseWriter, r *http.Request) {
+	s.kill(w, r, r.PathValue("id"))
+}
+
+func (s *Server) kill(w http.ResponseWriter, r *http.Request, ref string) {
+	sb, err := s.mgr.Kill(r.Context(), caller(r), ref)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.renderSandbox(w, r, http.StatusOK, sb)
+}
+
+func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request) {
+	s.list(w, r, "state", "template", "metadata", "limit", "cursor")
+}
+
+// list answers a page of the caller's sandboxes filtered by the query
+// parameters named in allowed; any other parameter is a 400.
+func (s *Server) list(w http.ResponseWriter, r *http.Request, allowed ...string) {
+	f, err := parseFilter(r.URL.Query(), allowed)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	items, next, err := s.mgr.List(r.Context(), caller(r), f)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := apiv1.SandboxList{Items: make([]apiv1.Sandbox, 0, len(items)), NextCursor: next}
+	for _, sb := range items {
+		out.Items = append(out.Items, s.sandbox(sb, nil))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// renderSandbox answers a sandbox with its timeline.
+func (s *Server) renderSandbox(w http.ResponseWriter, r *http.Request, status int, sb sbx.Sandbox) {
+	timeline, err := s.mgr.Timeline(r.Context(), sb)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, status, s.sandbox(sb, timeline))
+}
+
+// parseFilter reads list filters from a query.
+func parseFilter(q url.Values, allowed []string) (ledger.Filter, error) {
+	if err := onlyParams(q, allowed...); err != nil {
+		return ledger.Filter{}, err
+	}
+	var p problems
+	f := ledger.Filter{TemplateID: q.Get("template"), ProjectID: q.Get("project_id"), Cursor: q.Get("cursor")}
+	for _, v := range q["state"] {
+		for _, st := range strings.Split(v, ",") {
+			if !sbx.State(st).Valid() {
+				p.add("state", "state %q must be one of starting, running, paused, killed, failed", st)
+			}
+			f.States = append(f.States, sbx.State(st))
+		}
+	}
+	for _, kv := range q["metadata"] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			p.add("metadata", "metadata filter %q must be key=value", kv)
+			continue
+		}
+		if f.Metadata == nil {
+			f.Metadata = map[string]string{}
+		}
+		f.Metadata[k] = v
+	}
+	limit, err := parseLimit(q)
+	if err != nil {
+		p.add("limit", "%s", err.Error())
+	}
+	f.Limit = limit
+	return f, p.err()
+}
+
+// parseLimit reads the limit parameter: 1 to 1000, 100 when absent.
+func parseLimit(q url.Values) (int, error) {
+	v := q.Get("limit")
+	if v == "" {
+		return 100, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1000 {
+		return 0, sbx.Invalid("limit", "limit %q must be an integer from 1 to 1000", v)
+	}
+	return n, nil
+}
+
+// onlyParams rejects query parameters other than allowed.
+func onlyParams(q url.Values, allowed ...string) error {
+	for k := range q {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return sbx.Invalid(k, "unknown query parameter %q; this endpoint takes %s", k, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+// Package httpapi is sbx's REST API: routing, authentication, strict request
+// decoding, the error envelope and rendering. Handlers stay thin: parse,
+// authorize, call the lifecycle manager, render.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/ledger"
+	"github.com/sbxdev/sbx/lifecycle"
+)
+
+// Config is what the API needs to know about where it is served.
+type Config struct {
+	PublicURL     string  // how clients reach this server, e.g. http://127.0.0.1:7070
+	Domain        string  // preview and runtime domain, e.g. sbx.localhost
+	MaxCPU        float64 // the most vCPU one sandbox may ask for
+	MaxMemoryMB   int64   // the most memory one sandbox may ask for
+	HostCPUs      int     // for quota checks; 0: this host's
+	HostMemoryMB  int64   // for quota checks; 0: unknown
+	DefaultCPU    float64
+	DefaultMemory int64
+}
+
+// Server serves the API.
+type Server struct {
+	mgr   *lifecycle.Manager
+	store *ledger.Store
+	cfg   Config
+	clock sbx.Clock
+	log   *slog.Logger
+	mux   *http.ServeMux
+}
+
+// New returns the API handler.
+func New(mgr *lifecycle.Manager, store *ledger.Store, cfg Config, clock sbx.Clock, log *slog.Logger) *Server {
+	if cfg.MaxCPU == 0 {
+		cfg.MaxCPU = 16
+	}
+	if cfg.MaxMemoryMB == 0 {
+		cfg.MaxMemoryMB = 65536
+	}
+	if cfg.DefaultCPU == 0 {
+		cfg.DefaultCPU = 2
+	}
+	if cfg.DefaultMemory == 0 {
+		cfg.DefaultMemory = 512
+	}
+	if cfg.HostCPUs == 0 {
+		cfg.HostCPUs = runtime.NumCPU()
+	}
+	s := &Server{mgr: mgr, store: store, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
+	for _, r := range s.routes() {
+		h := r.handler
+		if r.auth {
+			h = s.authenticate(h)
+		}
+		s.mux.Handle(r.Method+" "+r.Pattern, h)
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.error(w, r, sbx.Errorf(sbx.ENotFound, "no route for %s %s", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+// ServeHTTP logs each request and dispatches it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	s.mux.ServeHTTP(rec, r)
+	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,86 @@
+package ledger
+
+import (
+	"context"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Usage sums a set of sandboxes.
+type Usage struct {
+	Sandboxes       int
+	ByState         map[sbx.State]int
+	ByKind          map[sbx.Kind]int
+	ByProvider      map[string]int
+	RunningMilliCPU int64   // requested by sandboxes running now
+	RunningMemoryMB int64   // requested by sandboxes running now
+	LifetimeSeconds float64 // from start to end (or now), summed
+	BilledMicros    int64
+}
+
+func (u *Usage) add(state sbx.State, kind sbx.Kind, provider string, n int, cpu, mem int64, life float64, billed int64) {
+	if u.ByState == nil {
+		u.ByState, u.ByKind, u.ByProvider = map[sbx.State]int{}, map[sbx.Kind]int{}, map[string]int{}
+	}
+	u.Sandboxes += n
+	u.ByState[state] += n
+	u.ByKind[kind] += n
+	u.ByProvider[provider] += n
+	u.RunningMilliCPU += cpu
+	u.RunningMemoryMB += mem
+	u.LifetimeSeconds += life
+	u.BilledMicros += billed
+}
+
+// UsageByProject sums an org's sandboxes per project ID, as of now.
+func (s *Store) UsageByProject(ctx context.Context, orgID string, now time.Time) (map[string]*Usage, error) {
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT project_id, state, kind, provider, count(*),
+			sum(CASE WHEN state = 'running' THEN milli_cpu ELSE 0 END),
+			sum(CASE WHEN state = 'running' THEN memory_mb ELSE 0 END),
+			sum(CASE WHEN started_at IS NULL THEN 0 ELSE coalesce(ended_at, ?) - started_at END),
+			sum(billed_micros)
+		FROM sandboxes WHERE org_id = ?
+		GROUP BY project_id, state, kind, provider`, now.UnixMicro(), orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]*Usage{}
+	for rows.Next() {
+		var project, state, kind, provider string
+		var n int
+		var cpu, mem, lifeMicros, billed int64
+		if err := rows.Scan(&project, &state, &kind, &provider, &n, &cpu, &mem, &lifeMicros, &billed); err != nil {
+			return nil, err
+		}
+		if out[project] == nil {
+			out[project] = &Usage{}
+		}
+		out[project].add(sbx.State(state), sbx.Kind(kind), provider, n, cpu, mem, float64(lifeMicros)/1e6, billed)
+	}
+	return out, rows.Err()
+}
+
+// Total sums several usages into one.
+func Total(us map[string]*Usage) Usage {
+	t := Usage{ByState: map[sbx.State]int{}, ByKind: map[sbx.Kind]int{}, ByProvider: map[string]int{}}
+	for _, u := range us {
+		t.Sandboxes += u.Sandboxes
+		for k, n := range u.ByState {
+			t.ByState[k] += n
+		}
+		for k, n := range u.ByKind {
+			t.ByKind[k] += n
+		}
+		for k, n := range u.ByProvider {
+			t.ByProvider[k] += n
+		}
+		t.RunningMilliCPU += u.RunningMilliCPU
+		t.RunningMemoryMB += u.RunningMemoryMB
+		t.LifetimeSeconds += u.LifetimeSeconds
+		t.BilledMicros += u.BilledMicros
+	}
+	return t
+}

@@ -1,0 +1,183 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/sbxdev/sbx"
+)
+
+// CreateRequest is a validated request for a new sandbox.
+type CreateRequest struct {
+	TemplateID string
+	Kind       sbx.Kind
+	Timeout    time.Duration // 0: the default
+	WaitReady  bool
+	AutoPause  bool
+	Env        map[string]string
+	Metadata   map[string]string
+	Resources  sbx.Resources
+}
+
+// Create records a new sandbox and starts its compute. Without WaitReady it
+// returns at once with the sandbox starting; with it, once the sandbox is
+// running, failed, or the ready wait ran out (a 504 naming the last step).
+func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (sbx.Sandbox, error) {
+	if req.Timeout == 0 {
+		req.Timeout = m.cfg.DefaultTimeout
+	}
+	if err := m.checkTimeout("timeout", req.Timeout); err != nil {
+		return sbx.Sandbox{}, err
+	}
+	if req.Kind == "" {
+		req.Kind = sbx.KindTask
+	}
+	p, err := m.provider(m.cfg.DefaultProvider)
+	if err != nil {
+		return sbx.Sandbox{}, err
+	}
+	if req.Resources.GPU != nil && !p.Capabilities().GPU {
+		return sbx.Sandbox{}, sbx.Errorf(sbx.EUnsupported, "provider %q does not offer GPUs", p.Name())
+	}
+	now := m.clock.Now()
+	names := make([]string, 0, len(req.Env))
+	for k := range req.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	sb := sbx.Sandbox{
+		ID: uuid.NewString(), OrgID: c.Org.ID, WorkspaceID: c.Workspace.ID, ProjectID: c.Project.ID,
+		Provider: p.Name(), ProviderSandboxID: newProviderID(), Kind: req.Kind, TemplateID: req.TemplateID,
+		State: sbx.StateStarting, Intent: sbx.IntentCreating, CreatedAt: now, UpdatedAt: now,
+		Timeout: req.Timeout, AutoPause: req.AutoPause, Resources: req.Resources,
+		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now,
+	}
+	if err := m.store.InsertSandbox(ctx, sb, m.event("creating", fmt.Sprintf("provider %s, template %s", p.Name(), sb.TemplateID))); err != nil {
+		return sbx.Sandbox{}, err
+	}
+	done := make(chan struct{})
+	m.mu.Lock()
+	m.creating[sb.ID] = done
+	m.mu.Unlock()
+	spec := sbx.Spec{
+		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, Kind: sb.Kind,
+		Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken,
+	}
+	m.wg.Add(1)
+	unlocked := make(chan struct{})
+	go func() {
+		defer m.wg.Done()
+		defer func() {
+			m.mu.Lock()
+			delete(m.creating, sb.ID)
+			m.mu.Unlock()
+			close(done)
+		}()
+		m.runCreate(p, spec, unlocked)
+	}()
+	<-unlocked // the create holds the sandbox's lock before anyone else can ask for it
+	if !req.WaitReady {
+		return sb, nil
+	}
+	return m.waitReady(ctx, sb, done)
+}
+
+// runCreate calls the provider and settles the outcome, holding the sandbox's
+// lock so that other operations on it wait for the create.
+func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, locked chan<- struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.CreateTimeout)
+	defer cancel()
+	unlock, _ := m.lock(ctx, spec.SandboxID) // a fresh ID: never contended
+	defer unlock()
+	close(locked)
+	inst, err := p.Create(ctx, spec)
+	settle := context.Background()
+	if err != nil {
+		m.log.Warn("create failed", "sandbox", spec.SandboxID, "provider", p.Name(), "err", err)
+		m.fail(settle, spec.SandboxID, sbx.EndError, fmt.Sprintf("provider %s could not create the sandbox: %s", p.Name(), providerMessage(err)))
+		return
+	}
+	_, err = m.store.UpdateSandbox(settle, spec.SandboxID, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+		now := m.clock.Now()
+		sb.State, sb.Intent, sb.StartedAt, sb.UpdatedAt = sbx.StateRunning, sbx.IntentNone, now, now
+		sb.ExpiresAt = now.Add(sb.Timeout)
+		sb.Handle = inst.Handle
+		if inst.ProviderSandboxID != "" {
+			sb.ProviderSandboxID = inst.ProviderSandboxID
+		}
+		return []sbx.Event{m.event("ready", "")}, nil
+	})
+	if err != nil {
+		m.log.Error("settling create", "sandbox", spec.SandboxID, "err", err)
+		return
+	}
+	m.notifyReaper()
+}
+
+// waitReady waits for a create to settle, bounded by the ready timeout.
+func (m *Manager) waitReady(ctx context.Context, sb sbx.Sandbox, done <-chan struct{}) (sbx.Sandbox, error) {
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return sbx.Sandbox{}, ctx.Err()
+	case <-m.clock.After(m.cfg.ReadyTimeout):
+		cur, err := m.store.GetSandbox(ctx, "", sb.ID)
+		if err != nil {
+			return sbx.Sandbox{}, err
+		}
+		return cur, sbx.Errorf(sbx.ETimeout, "sandbox %s was not ready within %s; it is still %s (%s)",
+			sb.ProviderSandboxID, m.cfg.ReadyTimeout, cur.State, diagnosticOr(cur, "no diagnostic yet"))
+	}
+	cur, err := m.store.GetSandbox(ctx, "", sb.ID)
+	if err != nil {
+		return sbx.Sandbox{}, err
+	}
+	if cur.State == sbx.StateFailed {
+		return cur, sbx.Errorf(sbx.EProvider, "sandbox %s failed to start: %s", cur.ProviderSandboxID, cur.Diagnostic)
+	}
+	return cur, nil
+}
+
+// fail settles a sandbox as failed with a diagnostic.
+func (m *Manager) fail(ctx context.Context, id string, reason sbx.EndReason, diagnostic string) {
+	_, err := m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+		now := m.clock.Now()
+		sb.State, sb.Intent, sb.EndReason, sb.Diagnostic = sbx.StateFailed, sbx.IntentNone, reason, diagnostic
+		sb.EndedAt, sb.ExpiresAt, sb.UpdatedAt = now, time.Time{}, now
+		return []sbx.Event{m.event("failed", diagnostic)}, nil
+	})
+	if err != nil {
+		m.log.Error("settling failure", "sandbox", id, "err", err)
+	}
+}
+
+// checkTimeout bounds a caller's timeout.
+func (m *Manager) checkTimeout(field string, d time.Duration) error {
+	if d < time.Second || d > m.cfg.MaxTimeout {
+		return sbx.Invalid(field, "%s must be between 1 and %d seconds", field, int64(m.cfg.MaxTimeout/time.Second))
+	}
+	return nil
+}
+
+// providerMessage is what a provider error says to a user.
+func providerMessage(err error) string {
+	var e *sbx.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "it did not finish in time"
+	}
+	return err.Error()
+}
+
+func diagnosticOr(sb sbx.Sandbox, s string) string {
+	if sb.Diagnostic != "" {
+		return sb.Diagnostic
+	}
+	return s
+}

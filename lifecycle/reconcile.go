@@ -1,0 +1,115 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Reconcile brings the ledger and every provider into agreement after a start:
+// compute the provider still holds is adopted, sandboxes it lost become failed
+// with a diagnostic, interrupted operations are finished, and compute no
+// ledger row owns is destroyed.
+func (m *Manager) Reconcile(ctx context.Context) error {
+	for name, p := range m.providers {
+		if err := m.reconcile(ctx, p); err != nil {
+			return fmt.Errorf("reconcile %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
+	insts, err := p.List(ctx)
+	if err != nil {
+		return err
+	}
+	held := map[string]sbx.Instance{}
+	for _, in := range insts {
+		held[in.SandboxID] = in
+	}
+	rows, err := m.store.OpenSandboxes(ctx, p.Name())
+	if err != nil {
+		return err
+	}
+	for _, sb := range rows {
+		in, ok := held[sb.ID]
+		delete(held, sb.ID)
+		if err := m.settleRow(ctx, p, sb, in, ok); err != nil {
+			return err
+		}
+	}
+	for _, in := range held { // compute that no open row owns
+		m.log.Warn("reconcile: destroying compute the ledger does not own", "provider", p.Name(), "sandbox", in.SandboxID, "provider_id", in.ProviderSandboxID)
+		if err := p.Kill(ctx, in.Handle); err != nil {
+			return fmt.Errorf("destroying orphan %s: %w", in.ProviderSandboxID, err)
+		}
+	}
+	return nil
+}
+
+// settleRow decides one open row given whether the provider still holds it.
+func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox, in sbx.Instance, held bool) error {
+	switch {
+	case sb.Intent == sbx.IntentKilling || sb.State.Final():
+		if held {
+			if err := p.Kill(ctx, in.Handle); err != nil {
+				return err
+			}
+		}
+		return m.settle(ctx, sb.ID, "killed", "finished after restart", func(sb *sbx.Sandbox) {
+			if sb.State != sbx.StateFailed {
+				sb.State = sbx.StateKilled
+			}
+			if sb.EndedAt.IsZero() {
+				sb.EndedAt = m.clock.Now()
+			}
+			sb.ExpiresAt = time.Time{}
+		})
+	case !held:
+		diag := fmt.Sprintf("provider %s no longer has this sandbox: it was lost while sbx was not running (it was %s", p.Name(), sb.State)
+		if sb.Intent != sbx.IntentNone {
+			diag += ", " + string(sb.Intent) + " was interrupted"
+		}
+		m.fail(ctx, sb.ID, sbx.EndLost, diag+")")
+		return nil
+	case in.Status == sbx.InstanceDead:
+		if err := p.Kill(ctx, in.Handle); err != nil {
+			return err
+		}
+		m.fail(ctx, sb.ID, sbx.EndError, fmt.Sprintf("provider %s reports the sandbox stopped running while sbx was not running", p.Name()))
+		return nil
+	}
+	return m.settle(ctx, sb.ID, "adopted", fmt.Sprintf("found %s after restart", in.Status), func(sb *sbx.Sandbox) {
+		now := m.clock.Now()
+		sb.Handle = in.Handle
+		if in.ProviderSandboxID != "" {
+			sb.ProviderSandboxID = in.ProviderSandboxID
+		}
+		if sb.StartedAt.IsZero() {
+			sb.StartedAt = now
+		}
+		if in.Status == sbx.InstancePaused {
+			if sb.State != sbx.StatePaused {
+				sb.State, sb.PauseReason, sb.PausedAt = sbx.StatePaused, sbx.PauseUser, now
+			}
+			sb.ExpiresAt = time.Time{}
+			return
+		}
+		if sb.State != sbx.StateRunning || sb.ExpiresAt.IsZero() {
+			sb.State, sb.PauseReason, sb.ExpiresAt = sbx.StateRunning, "", now.Add(sb.Timeout)
+		}
+	})
+}
+
+// settle clears a row's intent, applies fn and records step.
+func (m *Manager) settle(ctx context.Context, id, step, detail string, fn func(*sbx.Sandbox)) error {
+	_, err := m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+		fn(sb)
+		sb.Intent, sb.UpdatedAt = sbx.IntentNone, m.clock.Now()
+		return []sbx.Event{m.event(step, detail)}, nil
+	})
+	return err
+}

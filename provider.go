@@ -1,0 +1,113 @@
+package sbx
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Provider is an isolation backend: it makes, pauses, resumes and destroys the
+// compute behind sandboxes. The lifecycle package is its only caller and keeps
+// the ledger in step with it.
+//
+// Every method that takes a Handle must work on a handle returned by an earlier
+// process of the same provider: that is how sbx recovers after a restart.
+type Provider interface {
+	// Name is the provider's name in the ledger ("local", "docker", "e2b", …).
+	Name() string
+	// Capabilities says which optional operations this provider supports.
+	Capabilities() Capabilities
+	// Create starts the compute for spec and returns once it is usable.
+	Create(ctx context.Context, spec Spec) (Instance, error)
+	// Pause suspends the compute; memory is kept when Capabilities.MemoryPause.
+	Pause(ctx context.Context, h Handle) error
+	// Resume continues paused compute and returns its (possibly new) handle.
+	Resume(ctx context.Context, h Handle) (Handle, error)
+	// Kill destroys the compute. Killing compute that is already gone is not an error.
+	Kill(ctx context.Context, h Handle) error
+	// List returns all compute this provider holds for sbx, known to the ledger or not.
+	List(ctx context.Context) ([]Instance, error)
+}
+
+// LogReader is implemented by providers that keep a sandbox's own output.
+type LogReader interface {
+	Logs(ctx context.Context, h Handle) ([]LogLine, error)
+}
+
+// MetricsReader is implemented by providers that can measure a sandbox.
+type MetricsReader interface {
+	Metrics(ctx context.Context, h Handle) (Metrics, error)
+}
+
+// Checker is implemented by providers that can say whether they are usable now.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
+// Capabilities lists the optional operations a provider supports; the API
+// answers a clear error for the rest.
+type Capabilities struct {
+	MemoryPause bool // pause keeps memory and processes
+	Hibernate   bool // checkpoint to disk and release memory
+	Fork        bool
+	Snapshots   bool
+	GPU         bool
+}
+
+// Spec is what the provider is asked to create.
+type Spec struct {
+	SandboxID         string // the sbx UUID; providers label compute with it
+	ProviderSandboxID string // the ID to use where the provider lets sbx choose
+	TemplateID        string
+	Kind              Kind
+	Resources         Resources
+	Env               map[string]string // values live only here, never in the ledger
+	Metadata          map[string]string
+	AccessToken       string
+}
+
+// Instance is compute a provider holds.
+type Instance struct {
+	SandboxID         string // the sbx UUID the compute was labelled with
+	ProviderSandboxID string
+	Status            InstanceStatus
+	Handle            Handle
+}
+
+// InstanceStatus is the provider's view of an instance.
+type InstanceStatus string
+
+// The instance statuses.
+const (
+	InstanceRunning InstanceStatus = "running"
+	InstancePaused  InstanceStatus = "paused"
+	InstanceDead    InstanceStatus = "dead" // present but no longer running (crashed, exited)
+)
+
+// Handle is the opaque, versioned state a provider needs to find its compute
+// again. The ledger stores it; only the provider that made it reads Data.
+type Handle struct {
+	Version int             `json:"v"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// IsZero reports whether h was never set.
+func (h Handle) IsZero() bool { return h.Version == 0 && len(h.Data) == 0 }
+
+// LogLine is one line of a sandbox's log.
+type LogLine struct {
+	At     time.Time
+	Source string // "sbx" for lifecycle lines, "stdout"/"stderr"/provider names otherwise
+	Line   string
+}
+
+// Metrics is a point-in-time measure of a sandbox.
+type Metrics struct {
+	At            time.Time
+	CPUSeconds    float64
+	MemoryBytes   int64
+	Processes     int64
+	NetRxBytes    int64
+	NetTxBytes    int64
+	DiskUsedBytes int64
+}

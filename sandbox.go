@@ -1,0 +1,136 @@
+package sbx
+
+import "time"
+
+// State is a sandbox's public state.
+type State string
+
+// The public states. Internal steps (creating, pausing, …) are timeline events.
+const (
+	StateStarting State = "starting"
+	StateRunning  State = "running"
+	StatePaused   State = "paused"
+	StateKilled   State = "killed"
+	StateFailed   State = "failed"
+)
+
+// States lists every public state, in lifecycle order.
+var States = []State{StateStarting, StateRunning, StatePaused, StateKilled, StateFailed}
+
+// Valid reports whether s is one of the public states.
+func (s State) Valid() bool {
+	for _, v := range States {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Final reports whether no transition leaves s except a delete's cleanup.
+func (s State) Final() bool { return s == StateKilled || s == StateFailed }
+
+// Kind says why compute exists.
+type Kind string
+
+// The sandbox kinds of the ledger.
+const (
+	KindTask    Kind = "task"
+	KindRuntime Kind = "runtime"
+	KindWorld   Kind = "world"
+)
+
+// Valid reports whether k is a known kind.
+func (k Kind) Valid() bool { return k == KindTask || k == KindRuntime || k == KindWorld }
+
+// PauseReason says why a sandbox is paused.
+type PauseReason string
+
+// The pause reasons.
+const (
+	PauseUser                PauseReason = "user"
+	PauseTimeout             PauseReason = "timeout"
+	PauseInsufficientCredits PauseReason = "insufficient_credits"
+	PauseMemberLimitExceeded PauseReason = "member_limit_exceeded"
+)
+
+// EndReason says why a sandbox stopped for good.
+type EndReason string
+
+// The end reasons.
+const (
+	EndDeleted EndReason = "deleted" // someone deleted it
+	EndTimeout EndReason = "timeout" // it reached its expiry
+	EndError   EndReason = "error"   // the provider failed to start or keep it
+	EndLost    EndReason = "lost"    // the provider no longer knows it
+)
+
+// Intent is the operation in progress on a sandbox: written to the ledger before
+// the provider is called and cleared when the outcome is settled, so that a
+// restart knows what was interrupted.
+type Intent string
+
+// The intents.
+const (
+	IntentNone     Intent = ""
+	IntentCreating Intent = "creating"
+	IntentPausing  Intent = "pausing"
+	IntentResuming Intent = "resuming"
+	IntentKilling  Intent = "killing"
+)
+
+// Resources are what a sandbox asked for.
+type Resources struct {
+	MilliCPU int64 // thousandths of a vCPU
+	MemoryMB int64
+	GPU      *GPURequest
+}
+
+// GPURequest asks for GPUs of a type; Fraction is the share of one card in
+// percent (25, 50, 75 or 100) and is below 100 only when Count is 1.
+type GPURequest struct {
+	Type     string
+	Count    int
+	Fraction int
+}
+
+// Sandbox is one row of the compute ledger.
+type Sandbox struct {
+	ID                string // sbx UUID
+	OrgID             string
+	WorkspaceID       string
+	ProjectID         string
+	Provider          string
+	ProviderSandboxID string
+	Kind              Kind
+	TemplateID        string
+	State             State
+	Intent            Intent
+	PauseReason       PauseReason // set while paused
+	EndReason         EndReason   // set once killed or failed
+	Diagnostic        string
+	CreatedAt         time.Time
+	StartedAt         time.Time // zero until running
+	PausedAt          time.Time // last pause; zero when never paused
+	EndedAt           time.Time // zero until final
+	Timeout           time.Duration
+	ExpiresAt         time.Time // zero while paused or final
+	AutoPause         bool
+	Resources         Resources
+	EnvVarNames       []string
+	Metadata          map[string]string
+	BilledMicros      int64 // billed credits in micro-credits
+	LastSettledAt     time.Time
+	Handle            Handle // the provider's recovery handle; empty until created
+	AccessToken       string // the agent token, in clear only in memory
+	UpdatedAt         time.Time
+}
+
+// Event is one step of a sandbox's timeline.
+type Event struct {
+	ID        int64
+	SandboxID string
+	At        time.Time
+	Step      string // creating, ready, pausing, paused, resuming, killing, killed, failed, …
+	Detail    string
+}

@@ -1,0 +1,178 @@
+// Package server wires sbx serve together: the data directory, the ledger,
+// first-start bootstrap, the providers, reconciliation, the reaper and the
+// HTTP server, with graceful shutdown.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/httpapi"
+	"github.com/sbxdev/sbx/internal/seal"
+	"github.com/sbxdev/sbx/ledger"
+	"github.com/sbxdev/sbx/lifecycle"
+)
+
+// Config is everything serve can be told.
+type Config struct {
+	DataDir         string        // default /var/lib/sbx
+	Listen          string        // default 127.0.0.1:7070
+	PublicURL       string        // default http://<listen>
+	Domain          string        // default sbx.localhost
+	DefaultProvider string        // default "local"
+	MaxTimeout      time.Duration // default 24h
+	Providers       []sbx.Provider
+	Clock           sbx.Clock
+	Log             *slog.Logger
+	Out             io.Writer // where the first-start admin key is printed
+	// Started, when set, is called with the listening address once the API serves.
+	Started func(addr string)
+}
+
+// KeyFile is the name, inside the data directory, of the admin API key file.
+const KeyFile = "admin.key"
+
+// DefaultDataDir is where serve keeps its state when not told otherwise.
+const DefaultDataDir = "/var/lib/sbx"
+
+// DefaultListen is the API's default address.
+const DefaultListen = "127.0.0.1:7070"
+
+// Run serves until ctx ends, then shuts down gracefully.
+func Run(ctx context.Context, cfg Config) error {
+	cfg = withDefaults(cfg)
+	log := cfg.Log
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	key, err := seal.LoadOrCreateKey(filepath.Join(cfg.DataDir, "seal.key"))
+	if err != nil {
+		return err
+	}
+	store, err := ledger.Open(ctx, filepath.Join(cfg.DataDir, "ledger.db"), key)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := bootstrap(ctx, store, cfg); err != nil {
+		return err
+	}
+
+	mgr := lifecycle.New(store, cfg.Providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout}, cfg.Clock, log)
+	mgr.MarkMissing("local", "the local gVisor provider is not part of this build yet")
+	if err := mgr.Reconcile(ctx); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = "http://" + ln.Addr().String()
+	}
+	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB()}, cfg.Clock, log)
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+
+	loops, stopLoops := context.WithCancel(context.Background())
+	reaped := make(chan struct{})
+	go func() { mgr.RunReaper(loops); close(reaped) }()
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("sbx serving", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "provider", cfg.DefaultProvider)
+	if cfg.Started != nil {
+		cfg.Started(ln.Addr().String())
+	}
+
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		log.Info("shutting down")
+		shut, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		err = srv.Shutdown(shut)
+		if werr := mgr.Wait(shut); werr != nil {
+			log.Warn("creates still in flight at shutdown; the next start reconciles them", "err", werr)
+		}
+		cancel()
+	}
+	stopLoops()
+	<-reaped
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.Domain == "" {
+		cfg.Domain = "sbx.localhost"
+	}
+	if cfg.DefaultProvider == "" {
+		cfg.DefaultProvider = "local"
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = sbx.SystemClock{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.Out == nil {
+		cfg.Out = os.Stdout
+	}
+	return cfg
+}
+
+// bootstrap creates, on first start, the default org, workspace and project
+// and an admin API key, which it prints once and writes to a file only its
+// owner can read.
+func bootstrap(ctx context.Context, store *ledger.Store, cfg Config) error {
+	n, err := store.CountOrgs(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	now := cfg.Clock.Now()
+	org, _, _, err := store.CreateOrg(ctx, "default", now)
+	if err != nil {
+		return err
+	}
+	_, secret, err := store.CreateAPIKey(ctx, org.ID, "", "admin", now)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(cfg.DataDir, KeyFile)
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return fmt.Errorf("writing the admin key: %w", err)
+	}
+	fmt.Fprintf(cfg.Out, "Created org \"default\" with an admin API key (shown once; also in %s):\n\n    %s\n\n", path, secret)
+	cfg.Log.Info("first start: created the default org and admin key", "key_file", path)
+	return nil
+}
+
+// hostMemoryMB reads the host's memory from /proc/meminfo; 0 when unknown.
+func hostMemoryMB() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	var kb int64
+	if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err != nil {
+		return 0
+	}
+	return kb / 1024
+}
