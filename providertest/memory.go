@@ -1,0 +1,265 @@
+package providertest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// MemoryName is the Memory provider's name in the ledger.
+const MemoryName = "memory"
+
+// Memory is a provider for tests: its "compute" is a record per sandbox,
+// kept in memory or, with a state directory, in files that outlive the
+// process, so that a restarted server can adopt what an earlier one made.
+// Templates whose name starts with "fail-" fail to create.
+type Memory struct {
+	opts MemoryOptions
+	mu   sync.Mutex
+	mem  map[string]*record // without a state directory
+}
+
+// MemoryOptions configure a Memory provider.
+type MemoryOptions struct {
+	StateDir    string        // when set, records live in files here
+	CreateDelay time.Duration // how long a create takes
+}
+
+// record is one piece of fake compute.
+type record struct {
+	SandboxID  string             `json:"sandbox_id"`
+	ProviderID string             `json:"provider_id"`
+	Template   string             `json:"template"`
+	Status     sbx.InstanceStatus `json:"status"`
+	Created    time.Time          `json:"created"`
+	Log        []sbx.LogLine      `json:"log"`
+}
+
+type handleData struct {
+	ID string `json:"id"`
+}
+
+// NewMemory returns a Memory provider.
+func NewMemory(opts MemoryOptions) *Memory {
+	return &Memory{opts: opts, mem: map[string]*record{}}
+}
+
+// Name implements sbx.Provider.
+func (m *Memory) Name() string { return MemoryName }
+
+// Capabilities implements sbx.Provider.
+func (m *Memory) Capabilities() sbx.Capabilities { return sbx.Capabilities{MemoryPause: true} }
+
+// Create implements sbx.Provider.
+func (m *Memory) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error) {
+	if strings.HasPrefix(spec.TemplateID, "fail-") {
+		return sbx.Instance{}, fmt.Errorf("template %s failed to start: its start command exited with status 1", spec.TemplateID)
+	}
+	if spec.SandboxID == "" || spec.ProviderSandboxID == "" {
+		return sbx.Instance{}, errors.New("spec needs a sandbox ID and a provider sandbox ID")
+	}
+	if err := ctx.Err(); err != nil {
+		return sbx.Instance{}, err
+	}
+	select {
+	case <-time.After(m.opts.CreateDelay):
+	case <-ctx.Done():
+		return sbx.Instance{}, ctx.Err()
+	}
+	now := time.Now().UTC()
+	r := &record{SandboxID: spec.SandboxID, ProviderID: spec.ProviderSandboxID, Template: spec.TemplateID, Status: sbx.InstanceRunning, Created: now,
+		Log: []sbx.LogLine{{At: now, Source: "stdout", Line: "booted template " + spec.TemplateID}}}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.load(r.ProviderID); err == nil {
+		return sbx.Instance{}, fmt.Errorf("sandbox %s already exists", r.ProviderID)
+	}
+	if err := m.save(r); err != nil {
+		return sbx.Instance{}, err
+	}
+	return r.instance(), nil
+}
+
+// Pause implements sbx.Provider.
+func (m *Memory) Pause(ctx context.Context, h sbx.Handle) error {
+	_, err := m.change(h, sbx.InstanceRunning, sbx.InstancePaused, "paused")
+	return err
+}
+
+// Resume implements sbx.Provider.
+func (m *Memory) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error) {
+	r, err := m.change(h, sbx.InstancePaused, sbx.InstanceRunning, "resumed")
+	if err != nil {
+		return sbx.Handle{}, err
+	}
+	return r.instance().Handle, nil
+}
+
+// Kill implements sbx.Provider; killing what is gone is not an error.
+func (m *Memory) Kill(ctx context.Context, h sbx.Handle) error {
+	id, err := handleID(h)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.opts.StateDir == "" {
+		delete(m.mem, id)
+		return nil
+	}
+	if err := os.Remove(m.file(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// List implements sbx.Provider.
+func (m *Memory) List(ctx context.Context) ([]sbx.Instance, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	if m.opts.StateDir == "" {
+		for id := range m.mem {
+			ids = append(ids, id)
+		}
+	} else {
+		files, err := filepath.Glob(filepath.Join(m.opts.StateDir, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			ids = append(ids, strings.TrimSuffix(filepath.Base(f), ".json"))
+		}
+	}
+	sort.Strings(ids)
+	out := make([]sbx.Instance, 0, len(ids))
+	for _, id := range ids {
+		r, err := m.load(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.instance())
+	}
+	return out, nil
+}
+
+// Logs implements sbx.LogReader.
+func (m *Memory) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error) {
+	r, err := m.get(h)
+	if err != nil {
+		return nil, err
+	}
+	return r.Log, nil
+}
+
+// Metrics implements sbx.MetricsReader: one process, time since creation as CPU time.
+func (m *Memory) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, error) {
+	r, err := m.get(h)
+	if err != nil {
+		return sbx.Metrics{}, err
+	}
+	now := time.Now().UTC()
+	return sbx.Metrics{At: now, CPUSeconds: now.Sub(r.Created).Seconds(), MemoryBytes: 1 << 20, Processes: 1}, nil
+}
+
+// Crash marks a sandbox's compute as dead, as if its process had exited.
+func (m *Memory) Crash(providerID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, err := m.load(providerID)
+	if err != nil {
+		return err
+	}
+	r.Status = sbx.InstanceDead
+	return m.save(r)
+}
+
+func (m *Memory) get(h sbx.Handle) (*record, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.load(id)
+}
+
+// change moves a record from one status to another.
+func (m *Memory) change(h sbx.Handle, from, to sbx.InstanceStatus, line string) (*record, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, err := m.load(id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != from {
+		return nil, fmt.Errorf("sandbox %s is %s, not %s", id, r.Status, from)
+	}
+	r.Status = to
+	r.Log = append(r.Log, sbx.LogLine{At: time.Now().UTC(), Source: "stdout", Line: line})
+	return r, m.save(r)
+}
+
+func (m *Memory) load(id string) (*record, error) {
+	if m.opts.StateDir == "" {
+		r, ok := m.mem[id]
+		if !ok {
+			return nil, fmt.Errorf("sandbox %s: %w", id, os.ErrNotExist)
+		}
+		c := *r
+		return &c, nil
+	}
+	data, err := os.ReadFile(m.file(id))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", id, err)
+	}
+	var r record
+	return &r, json.Unmarshal(data, &r)
+}
+
+func (m *Memory) save(r *record) error {
+	if m.opts.StateDir == "" {
+		m.mem[r.ProviderID] = r
+		return nil
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	tmp := m.file(r.ProviderID) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, m.file(r.ProviderID))
+}
+
+func (m *Memory) file(id string) string { return filepath.Join(m.opts.StateDir, id+".json") }
+
+func (r *record) instance() sbx.Instance {
+	data, _ := json.Marshal(handleData{ID: r.ProviderID})
+	return sbx.Instance{SandboxID: r.SandboxID, ProviderSandboxID: r.ProviderID, Status: r.Status, Handle: sbx.Handle{Version: 1, Data: data}}
+}
+
+func handleID(h sbx.Handle) (string, error) {
+	if h.Version != 1 {
+		return "", fmt.Errorf("handle version %d is not one this provider made", h.Version)
+	}
+	var d handleData
+	if err := json.Unmarshal(h.Data, &d); err != nil || d.ID == "" || strings.ContainsAny(d.ID, "/.") {
+		return "", errors.New("handle is malformed")
+	}
+	return d.ID, nil
+}
