@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// FuzzParseCreate feeds the create-body decoder arbitrary bytes: it must never
+// panic, must answer every rejection as a 400 with a message, and what it
+// accepts must satisfy the create contract.
+func FuzzParseCreate(f *testing.F) {
+	for _, seed := range []string{
+		`{"templateID":"base"}`,
+		`{"templateID":"code-interpreter","timeout":1800,"waitReady":true,"envVars":{"FOO":"bar"},"metadata":{"purpose":"demo"},"autoPause":true}`,
+		`{"templateID":"base","cpu":0.5,"memoryMB":2048,"gpu":{"type":"h100","count":1,"fraction":25},"kind":"world"}`,
+		`{"templateID":"base","gpu":{"type":"a10","count":2}}`,
+		`{"templateID":"base","timeoutMs":1000}`,
+		`{"templateID":"base","gpu":{"type":"h100","fraction":30}}`,
+		`{"templateID":"base","timeout":-1,"cpu":1e309}`,
+		`{"templateID":"base","envVars":{"":"x"},"metadata":{"a=b":"c"}}`,
+		`{"TemplateID":"base"}`,
+		`{"templateID":"base"} {}`,
+		`[]`, `null`, ``, `{`, `"x"`, `{"templateID":null,"gpu":null}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	cfg := Config{MaxCPU: 16, MaxMemoryMB: 65536, DefaultCPU: 2, DefaultMemory: 512}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := cfg.parseCreate(data)
+		if err != nil {
+			if sbx.ErrorCode(err) != sbx.EInvalid || sbx.ErrorMessage(err) == "" {
+				t.Fatalf("rejection is not a 400 with a message: %v", err)
+			}
+			return
+		}
+		if !templatePattern.MatchString(req.TemplateID) {
+			t.Fatalf("accepted template %q", req.TemplateID)
+		}
+		if req.Timeout < 0 || (req.Timeout > 0 && req.Timeout < time.Second) {
+			t.Fatalf("accepted timeout %s", req.Timeout)
+		}
+		if req.Kind != "" && !req.Kind.Valid() {
+			t.Fatalf("accepted kind %q", req.Kind)
+		}
+		r := req.Resources
+		if r.MilliCPU < 1 || r.MilliCPU > 16000 || r.MemoryMB < 64 || r.MemoryMB > 65536 {
+			t.Fatalf("accepted resources %+v", r)
+		}
+		if g := r.GPU; g != nil && (g.Count < 1 || g.Count > maxGPUCount || (g.Fraction != 100 && (g.Count != 1 || g.Fraction%25 != 0 || g.Fraction < 25))) {
+			t.Fatalf("accepted gpu %+v", g)
+		}
+		for k := range req.Env {
+			if !envNamePattern.MatchString(k) {
+				t.Fatalf("accepted env name %q", k)
+			}
+		}
+		for k := range req.Metadata {
+			if k == "" || strings.Contains(k, "=") {
+				t.Fatalf("accepted metadata key %q", k)
+			}
+		}
+	})
+}

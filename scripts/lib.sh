@@ -1,0 +1,61 @@
+# Shared by setup.sh and test.sh: find or install the Go toolchain go.mod asks
+# for, using only Debian's packages and the Go module proxy.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GO_WANT=$(awk '$1 == "go" {print $2; exit}' "$ROOT/go.mod")
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+export CGO_ENABLED=0
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "sbx: installing ${missing[*]} from Debian" >&2
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# go_minor prints the minor version of a go binary (21 for go1.21.3), or 0.
+go_minor() {
+  local v
+  v=$("$1" env GOVERSION 2>/dev/null) || true
+  v=${v#go1.}
+  v=${v%%[!0-9]*}
+  echo "${v:-0}"
+}
+
+# ensure_go puts a Go of at least 1.21 on PATH; from 1.21 on the go command
+# fetches the exact toolchain go.mod names from the module proxy by itself.
+# Debian bookworm ships 1.19, so there we fetch the toolchain module once with
+# it and install that into /usr/local/go.
+ensure_go() {
+  local g
+  for g in "$(command -v go || true)" /usr/local/go/bin/go; do
+    if [ -n "$g" ] && [ -x "$g" ] && [ "$(go_minor "$g")" -ge 21 ]; then
+      export PATH="$(dirname "$g"):$PATH"
+      return 0
+    fi
+  done
+  apt_install golang-go ca-certificates git
+  local arch tmp dir
+  arch=$(dpkg --print-architecture)
+  tmp=$(mktemp -d)
+  echo "sbx: fetching Go $GO_WANT from the Go module proxy" >&2
+  dir=$(cd "$tmp" && GOMODCACHE="$tmp/mod" GOPATH="$tmp/gopath" GOFLAGS=-mod=mod \
+    /usr/lib/go/bin/go mod download -json "golang.org/toolchain@v0.0.1-go$GO_WANT.linux-$arch" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  as_root rm -rf /usr/local/go
+  as_root cp -r "$dir" /usr/local/go
+  as_root chmod -R u+w /usr/local/go
+  as_root chmod +x /usr/local/go/bin/* /usr/local/go/pkg/tool/*/*
+  chmod -R u+w "$tmp" && rm -rf "$tmp"
+  export PATH="/usr/local/go/bin:$PATH"
+}
+
+# build_sbx builds the static sbx binary into $1.
+build_sbx() {
+  (cd "$ROOT" && go build -trimpath -o "$1" ./cmd/sbx)
+}

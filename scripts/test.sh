@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test of sbx: vet, the unit and end-to-end tests, and the fuzz
+# seed corpora. Installs what the tests need first. With CI=true, tests that
+# would skip for a missing prerequisite fail instead.
+source "$(dirname "$0")/lib.sh"
+ensure_go
+cd "$ROOT"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go test -count=1 -timeout 20m ./... "$@"
