@@ -320,3 +320,31 @@ func TestSecretsNeverReachTheLedgerInClear(t *testing.T) {
 		t.Errorf("access token does not round-trip: %q", got)
 	}
 }
+
+func TestWaitReadyIsBounded(t *testing.T) {
+	e := newEnv(t)
+	slow := providertest.NewMemory(providertest.MemoryOptions{CreateDelay: time.Hour})
+	m := lifecycle.New(e.store, []sbx.Provider{slow}, lifecycle.Config{DefaultProvider: providertest.MemoryName, ReadyTimeout: 30 * time.Second},
+		e.clock, slog.New(slog.DiscardHandler))
+	type result struct {
+		sb  sbx.Sandbox
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sb, err := m.Create(context.Background(), e.caller, lifecycle.CreateRequest{TemplateID: "base", WaitReady: true})
+		done <- result{sb, err}
+	}()
+	for {
+		select {
+		case r := <-done:
+			wantCode(t, r.err, sbx.ETimeout, "was not ready within 30s; it is still starting")
+			if r.sb.State != sbx.StateStarting {
+				t.Fatalf("state %s", r.sb.State)
+			}
+			return
+		case <-time.After(time.Millisecond):
+			e.clock.Advance(time.Second)
+		}
+	}
+}
