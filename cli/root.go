@@ -47,7 +47,7 @@ func Run(args []string, opts Options) int {
 		return exit.code
 	}
 	fmt.Fprintln(opts.Stderr, "sbx:", err)
-	return 1
+	return exitCode(err)
 }
 
 // exitError ends the program with a code and no further message.

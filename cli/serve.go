@@ -49,4 +49,3 @@ func env(name, def string) string {
 	}
 	return def
 }
-

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"context"
+	"io"
+
+	"github.com/sbxdev/sbx/client"
+	"github.com/spf13/cobra"
+)
+
+// newSandboxConnect is `sbx sandbox connect ID`.
+func newSandboxConnect(g *globals) *cobra.Command {
+	var o client.ConnectOptions
+	cmd := &cobra.Command{
+		Use:   "connect ID",
+		Short: "Reconnect to a sandbox, resuming it when paused, and print its runtime URL and access token",
+		Args:  args("ID"),
+		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
+			sb, err := c.Connect(ctx, args[0], &o)
+			if err != nil {
+				return err
+			}
+			data := sb.Data()
+			return g.show(&data, func(w io.Writer) error {
+				return fields(w, []field{
+					{"Sandbox ID", data.SandboxID}, {"State", stateText(&data)}, {"Expires", stampPtr(data.ExpiresAt)},
+					{"Runtime URL", data.RuntimeURL}, {"Access token", data.AccessToken},
+				})
+			})
+		}),
+	}
+	cmd.Flags().Var(durationValue{&o.Timeout}, "timeout", "new timeout from now, in seconds or as 1h (default: keep the sandbox's)")
+	return cmd
+}

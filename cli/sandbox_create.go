@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/sbxdev/sbx/client"
+	"github.com/spf13/cobra"
+)
+
+// newSandboxCreate is `sbx sandbox create TEMPLATE`.
+func newSandboxCreate(g *globals) *cobra.Command {
+	var o client.CreateOptions
+	cmd := &cobra.Command{
+		Use:   "create TEMPLATE",
+		Short: "Create a sandbox from a template and print it, its ID first",
+		Example: "  sbx sandbox create base --timeout 30m --wait --env FOO=bar --metadata purpose=demo\n" +
+			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --gpu h100:1:50",
+		Args: args("TEMPLATE"),
+		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
+			sb, err := c.Create(ctx, args[0], &o)
+			if err != nil {
+				return err
+			}
+			data := sb.Data()
+			return g.show(&data, func(w io.Writer) error {
+				fmt.Fprintln(w, data.SandboxID)
+				return sandboxDetail(w, &data)
+			})
+		}),
+	}
+	f := cmd.Flags()
+	f.Var(durationValue{&o.Timeout}, "timeout", "lifetime, in seconds or as 1h, before the sandbox is killed (paused with --auto-pause) (default: the server's, 1h)")
+	f.BoolVar(&o.WaitReady, "wait", false, "answer only once the sandbox runs")
+	f.Var(pairsValue{&o.EnvVars}, "env", "environment variable of the sandbox (repeatable)")
+	f.Var(pairsValue{&o.Metadata}, "metadata", "metadata to find the sandbox by (repeatable)")
+	f.BoolVar(&o.AutoPause, "auto-pause", false, "pause instead of kill on timeout")
+	f.Float64Var(&o.CPU, "cpu", 0, "vCPUs (default: the server's)")
+	f.Int64Var(&o.MemoryMB, "memory-mb", 0, "memory in MB (default: the server's)")
+	f.Var(gpuValue{&o.GPU}, "gpu", "GPUs: type, count (default 1), percent of one card (25, 50, 75 or 100)")
+	f.StringVar(&o.Kind, "kind", "", "task (default), runtime or world")
+	return cmd
+}

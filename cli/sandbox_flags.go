@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// The flag types the sandbox verbs share.
+
+// parseDuration reads a positive duration given as seconds ("300") or as a
+// Go duration ("5m", "1h30m").
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if n, nerr := strconv.ParseInt(s, 10, 64); nerr == nil {
+		d, err = time.Duration(n)*time.Second, nil
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration: give seconds (300) or a duration (5m, 1h30m)", s)
+	}
+	return d, nil
+}
+
+// durationValue is a flag holding a duration given as parseDuration reads it.
+type durationValue struct{ d *time.Duration }
+
+func (v durationValue) Set(s string) (err error) { *v.d, err = parseDuration(s); return err }
+func (v durationValue) Type() string             { return "duration" }
+func (v durationValue) String() string {
+	if v.d == nil || *v.d == 0 {
+		return ""
+	}
+	return v.d.String()
+}
+
+// pairsValue is a repeatable KEY=VALUE flag filling a map.
+type pairsValue struct{ m *map[string]string }
+
+func (v pairsValue) Set(s string) error {
+	k, val, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", s)
+	}
+	if *v.m == nil {
+		*v.m = map[string]string{}
+	}
+	(*v.m)[k] = val
+	return nil
+}
+func (v pairsValue) Type() string { return "KEY=VALUE" }
+func (v pairsValue) String() string {
+	if v.m == nil {
+		return ""
+	}
+	return pairs(*v.m)
+}
+
+// gpuValue is the --gpu flag, TYPE[:COUNT][:FRACTION].
+type gpuValue struct{ g **apiv1.GPU }
+
+func (v gpuValue) Set(s string) error {
+	parts := strings.Split(s, ":")
+	g := &apiv1.GPU{Type: parts[0]}
+	bad := parts[0] == "" || len(parts) > 3
+	var err error
+	if len(parts) > 1 {
+		g.Count, err = strconv.Atoi(parts[1])
+		bad = bad || err != nil || g.Count < 1
+	}
+	if len(parts) > 2 {
+		g.Fraction, err = strconv.Atoi(strings.TrimSuffix(parts[2], "%"))
+		bad = bad || err != nil
+	}
+	if bad {
+		return fmt.Errorf("%q is not TYPE[:COUNT][:FRACTION], for example h100, h100:2 or h100:1:50", s)
+	}
+	*v.g = g
+	return nil
+}
+func (v gpuValue) Type() string { return "TYPE[:COUNT][:FRACTION]" }
+func (v gpuValue) String() string {
+	if v.g == nil || *v.g == nil {
+		return ""
+	}
+	return gpuText(**v.g)
+}

@@ -1,0 +1,140 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// CreateOptions are the optional parts of a create; the zero value of each
+// field leaves the server's default.
+type CreateOptions struct {
+	Timeout   time.Duration // lifetime before the sandbox is killed (or paused, with AutoPause)
+	WaitReady bool          // answer only once the sandbox runs
+	EnvVars   map[string]string
+	Metadata  map[string]string
+	AutoPause bool    // on timeout, pause instead of kill
+	CPU       float64 // vCPU
+	MemoryMB  int64
+	GPU       *apiv1.GPU
+	Kind      string // task (default), runtime or world
+}
+
+// ConnectOptions are the optional parts of a connect.
+type ConnectOptions struct {
+	Timeout time.Duration // new lifetime from now; zero keeps the sandbox's timeout
+}
+
+// ListOptions filter and page a list of the caller's sandboxes.
+type ListOptions struct {
+	States   []string          // any of these states
+	Template string            // this template only
+	Metadata map[string]string // every one of these pairs
+	Limit    int               // page size; the server's default when zero
+	Cursor   string            // next_cursor of the previous page
+}
+
+// Create starts a sandbox from template; opts may be nil.
+func (c *Client) Create(ctx context.Context, template string, opts *CreateOptions) (*Sandbox, error) {
+	if opts == nil {
+		opts = &CreateOptions{}
+	}
+	req := apiv1.CreateSandboxRequest{
+		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
+		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
+		GPU: opts.GPU, Kind: opts.Kind,
+	}
+	if opts.CPU != 0 {
+		req.CPU = &opts.CPU
+	}
+	if opts.MemoryMB != 0 {
+		req.MemoryMB = &opts.MemoryMB
+	}
+	out, err := call[apiv1.Sandbox](ctx, c, http.MethodPost, "/api/v1/sandboxes", nil, req)
+	if err != nil {
+		return nil, err
+	}
+	return c.handle(out), nil
+}
+
+// Connect reconnects to a sandbox by ID or UUID, resuming it when paused, and
+// returns a handle with fresh runtime access; opts may be nil.
+func (c *Client) Connect(ctx context.Context, id string, opts *ConnectOptions) (*Sandbox, error) {
+	if opts == nil {
+		opts = &ConnectOptions{}
+	}
+	out, err := c.action(ctx, id, "connect", apiv1.TimeoutRequest{Timeout: seconds(opts.Timeout)})
+	if err != nil {
+		return nil, err
+	}
+	return c.handle(out), nil
+}
+
+// Get fetches a sandbox, with its timeline, by provider sandbox ID or UUID.
+func (c *Client) Get(ctx context.Context, id string) (*apiv1.Sandbox, error) {
+	return call[apiv1.Sandbox](ctx, c, http.MethodGet, sandboxPath(id), nil, nil)
+}
+
+// List returns one page of the caller's sandboxes, newest first.
+func (c *Client) List(ctx context.Context, opts ListOptions) (*apiv1.SandboxList, error) {
+	q := url.Values{"state": opts.States}
+	if opts.Template != "" {
+		q.Set("template", opts.Template)
+	}
+	keys := make([]string, 0, len(opts.Metadata))
+	for k := range opts.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q.Add("metadata", k+"="+opts.Metadata[k])
+	}
+	return call[apiv1.SandboxList](ctx, c, http.MethodGet, "/api/v1/sandboxes", page(q, opts.Limit, opts.Cursor), nil)
+}
+
+// Delete kills a sandbox; its row stays in the ledger. It answers the
+// sandbox as killed.
+func (c *Client) Delete(ctx context.Context, id string) (*apiv1.Sandbox, error) {
+	return call[apiv1.Sandbox](ctx, c, http.MethodDelete, sandboxPath(id), nil, nil)
+}
+
+// Pause pauses a running sandbox.
+func (c *Client) Pause(ctx context.Context, id string) (*apiv1.Sandbox, error) {
+	return c.action(ctx, id, "pause", struct{}{})
+}
+
+// Resume resumes a paused sandbox; timeout 0 keeps its timeout.
+func (c *Client) Resume(ctx context.Context, id string, timeout time.Duration) (*apiv1.Sandbox, error) {
+	return c.action(ctx, id, "resume", apiv1.TimeoutRequest{Timeout: seconds(timeout)})
+}
+
+// Refresh keeps a running sandbox alive for at least d more (at most an
+// hour); d 0 asks for the server's default.
+func (c *Client) Refresh(ctx context.Context, id string, d time.Duration) (*apiv1.Sandbox, error) {
+	return c.action(ctx, id, "refreshes", apiv1.RefreshRequest{Duration: seconds(d)})
+}
+
+// SetTimeout sets a sandbox's timeout to d from now.
+func (c *Client) SetTimeout(ctx context.Context, id string, d time.Duration) (*apiv1.Sandbox, error) {
+	return c.action(ctx, id, "timeout", apiv1.TimeoutRequest{Timeout: seconds(d)})
+}
+
+// Logs returns a page of a sandbox's log, oldest first; limit 0 is the
+// server's default.
+func (c *Client) Logs(ctx context.Context, id, cursor string, limit int) (*apiv1.LogPage, error) {
+	return call[apiv1.LogPage](ctx, c, http.MethodGet, sandboxPath(id, "logs"), page(nil, limit, cursor), nil)
+}
+
+// Metrics measures a running sandbox now.
+func (c *Client) Metrics(ctx context.Context, id string) (*apiv1.Metrics, error) {
+	return call[apiv1.Metrics](ctx, c, http.MethodGet, sandboxPath(id, "metrics"), nil, nil)
+}
+
+// action posts body to a sandbox's action route and answers the sandbox.
+func (c *Client) action(ctx context.Context, id, verb string, body any) (*apiv1.Sandbox, error) {
+	return call[apiv1.Sandbox](ctx, c, http.MethodPost, sandboxPath(id, verb), nil, body)
+}
