@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -8,21 +9,26 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 )
 
-// maxRefresh bounds a refresh's duration.
+// maxRefresh bounds a refresh's duration, in seconds.
 const maxRefresh = 3600
 
+// timed is a lifecycle action that takes a duration.
+type timed func(ctx context.Context, c sbx.Caller, ref string, d time.Duration) (sbx.Sandbox, error)
+
 func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request) {
-	var body apiv1.TimeoutRequest
-	if !s.decode(w, r, &body) {
-		return
-	}
-	timeout, err := seconds("timeout", body.Timeout, false)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	sb, err := s.mgr.Connect(r.Context(), caller(r), r.PathValue("id"), timeout)
-	s.answer(w, r, sb, err)
+	s.timedAction(w, r, "timeout", false, 0, s.mgr.Connect)
+}
+
+func (s *Server) resumeSandbox(w http.ResponseWriter, r *http.Request) {
+	s.timedAction(w, r, "timeout", false, 0, s.mgr.Resume)
+}
+
+func (s *Server) setSandboxTimeout(w http.ResponseWriter, r *http.Request) {
+	s.timedAction(w, r, "timeout", true, 0, s.mgr.SetTimeout)
+}
+
+func (s *Server) refreshSandbox(w http.ResponseWriter, r *http.Request) {
+	s.timedAction(w, r, "duration", false, maxRefresh, s.mgr.Refresh)
 }
 
 func (s *Server) pauseSandbox(w http.ResponseWriter, r *http.Request) {
@@ -34,62 +40,47 @@ func (s *Server) pauseSandbox(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, sb, err)
 }
 
-func (s *Server) resumeSandbox(w http.ResponseWriter, r *http.Request) {
-	var body apiv1.TimeoutRequest
-	if !s.decode(w, r, &body) {
-		return
+// timedAction decodes a body whose one field (timeout or duration) is a
+// count of seconds, at most limit when limit is not zero, and runs act.
+func (s *Server) timedAction(w http.ResponseWriter, r *http.Request, field string, required bool, limit int64, act timed) {
+	var v *int64
+	var err error
+	if field == "duration" {
+		var body apiv1.RefreshRequest
+		err = s.decodeBody(w, r, &body)
+		v = body.Duration
+	} else {
+		var body apiv1.TimeoutRequest
+		err = s.decodeBody(w, r, &body)
+		v = body.Timeout
 	}
-	timeout, err := seconds("timeout", body.Timeout, false)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	sb, err := s.mgr.Resume(r.Context(), caller(r), r.PathValue("id"), timeout)
-	s.answer(w, r, sb, err)
-}
-
-func (s *Server) refreshSandbox(w http.ResponseWriter, r *http.Request) {
-	var body apiv1.RefreshRequest
-	if !s.decode(w, r, &body) {
-		return
-	}
-	d, err := seconds("duration", body.Duration, false)
-	if err == nil && d > maxRefresh*time.Second {
-		err = sbx.Invalid("duration", "duration must be at most %d seconds", maxRefresh)
+	var d time.Duration
+	if err == nil {
+		d, err = seconds(field, v, required, limit)
 	}
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	sb, err := s.mgr.Refresh(r.Context(), caller(r), r.PathValue("id"), d)
-	s.answer(w, r, sb, err)
-}
-
-func (s *Server) setSandboxTimeout(w http.ResponseWriter, r *http.Request) {
-	var body apiv1.TimeoutRequest
-	if !s.decode(w, r, &body) {
-		return
-	}
-	timeout, err := seconds("timeout", body.Timeout, true)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	sb, err := s.mgr.SetTimeout(r.Context(), caller(r), r.PathValue("id"), timeout)
+	sb, err := act(r.Context(), caller(r), r.PathValue("id"), d)
 	s.answer(w, r, sb, err)
 }
 
 // decode reads a strict, optional JSON body into v; on failure it has answered.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, err := readBody(w, r)
-	if err == nil {
-		err = decodeStrict(data, v)
-	}
-	if err != nil {
+	if err := s.decodeBody(w, r, v); err != nil {
 		s.error(w, r, err)
 		return false
 	}
 	return true
+}
+
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	data, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeStrict(data, v)
 }
 
 // answer renders the outcome of an action on a sandbox.
@@ -102,12 +93,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, 
 }
 
 // seconds turns an optional count of seconds into a duration; zero when absent.
-func seconds(field string, v *int64, required bool) (time.Duration, error) {
+func seconds(field string, v *int64, required bool, limit int64) (time.Duration, error) {
 	switch {
 	case v == nil && required:
 		return 0, sbx.Invalid(field, "%s is required (seconds)", field)
 	case v == nil:
 		return 0, nil
+	case limit > 0 && *v > limit:
+		return 0, sbx.Invalid(field, "%s must be at most %d seconds", field, limit)
 	case *v < 1 || *v > 1<<31:
 		return 0, sbx.Invalid(field, "%s must be a positive number of seconds", field)
 	}

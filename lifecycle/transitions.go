@@ -15,11 +15,11 @@ type step struct {
 	verb    string      // for messages: "pause", "resume", "delete"
 	from    []sbx.State // states the operation may start from
 	intent  sbx.Intent
-	begin   string                                          // timeline step written with the intent
-	prepare func(sb *sbx.Sandbox)                           // optional: changes written with the intent
-	call    func(context.Context, sbx.Sandbox) (any, error) // the provider call
-	settle  func(sb *sbx.Sandbox, result any)               // applies a successful outcome
-	done    string                                          // timeline step written with the outcome
+	begin   string                                                        // timeline step written with the intent
+	prepare func(sb *sbx.Sandbox)                                         // optional: changes written with the intent
+	call    func(context.Context, sbx.Provider, sbx.Sandbox) (any, error) // the provider call
+	settle  func(sb *sbx.Sandbox, result any)                             // applies a successful outcome
+	done    string                                                        // timeline step written with the outcome
 }
 
 // run applies st to the sandbox with sbx UUID id: lock, check and write the
@@ -47,7 +47,11 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 	// The provider call and its settlement must not be cut short by a caller
 	// who hangs up: the ledger would be left with an intent to reconcile.
 	ctx = context.WithoutCancel(ctx)
-	result, callErr := st.call(ctx, sb)
+	var result any
+	p, callErr := m.provider(sb.Provider)
+	if callErr == nil || sb.Handle.IsZero() { // with no compute, a kill needs no provider
+		result, callErr = st.call(ctx, p, sb)
+	}
 	sb, err = m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		sb.Intent, sb.UpdatedAt = sbx.IntentNone, m.clock.Now()
 		if callErr != nil {
@@ -92,11 +96,7 @@ func (m *Manager) Pause(ctx context.Context, c sbx.Caller, ref string, reason sb
 func (m *Manager) pause(ctx context.Context, id string, reason sbx.PauseReason) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
 		verb: "pause", from: []sbx.State{sbx.StateRunning}, intent: sbx.IntentPausing, begin: "pausing", done: "paused",
-		call: func(ctx context.Context, sb sbx.Sandbox) (any, error) {
-			p, err := m.provider(sb.Provider)
-			if err != nil {
-				return nil, err
-			}
+		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			return nil, p.Pause(ctx, sb.Handle)
 		},
 		settle: func(sb *sbx.Sandbox, _ any) {
@@ -122,11 +122,7 @@ func (m *Manager) Resume(ctx context.Context, c sbx.Caller, ref string, timeout 
 func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
 		verb: "resume", from: []sbx.State{sbx.StatePaused}, intent: sbx.IntentResuming, begin: "resuming", done: "resumed",
-		call: func(ctx context.Context, sb sbx.Sandbox) (any, error) {
-			p, err := m.provider(sb.Provider)
-			if err != nil {
-				return nil, err
-			}
+		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			return p.Resume(ctx, sb.Handle)
 		},
 		settle: func(sb *sbx.Sandbox, result any) {
@@ -157,13 +153,9 @@ func (m *Manager) kill(ctx context.Context, id string, reason sbx.EndReason) (sb
 				sb.EndReason = reason
 			}
 		},
-		call: func(ctx context.Context, sb sbx.Sandbox) (any, error) {
+		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			if sb.Handle.IsZero() {
 				return nil, nil // nothing was ever created
-			}
-			p, err := m.provider(sb.Provider)
-			if err != nil {
-				return nil, err
 			}
 			return nil, p.Kill(ctx, sb.Handle)
 		},
