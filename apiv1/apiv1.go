@@ -16,14 +16,14 @@ type CreateSandboxRequest struct {
 	CPU        *float64          `json:"cpu,omitempty"`      // vCPU; default 2
 	MemoryMB   *int64            `json:"memoryMB,omitempty"` // default 512
 	GPU        *GPU              `json:"gpu,omitempty"`
-	Kind       string            `json:"kind,omitempty"` // task (default), runtime, world
+	Kind       string            `json:"kind,omitempty" enum:"task,runtime,world"` // default task
 }
 
 // GPU is a GPU request: Fraction is a share of one card in percent.
 type GPU struct {
 	Type     string `json:"type"`
-	Count    int    `json:"count,omitempty"`    // default 1
-	Fraction int    `json:"fraction,omitempty"` // 25, 50, 75 or 100 (default)
+	Count    int    `json:"count,omitempty"`                        // default 1
+	Fraction int    `json:"fraction,omitempty" enum:"25,50,75,100"` // default 100
 }
 
 // TimeoutRequest is the body of POST …/connect, …/resume and …/timeout.
@@ -41,11 +41,11 @@ type Sandbox struct {
 	SandboxID             string            `json:"sandboxID"` // the provider sandbox ID
 	ID                    string            `json:"id"`        // the sbx UUID
 	Provider              string            `json:"provider"`
-	Kind                  string            `json:"kind"`
+	Kind                  string            `json:"kind" enum:"task,runtime,world"`
 	TemplateID            string            `json:"templateID"`
-	State                 string            `json:"state"`
-	PauseReason           string            `json:"pause_reason,omitempty"`
-	EndReason             string            `json:"end_reason,omitempty"`
+	State                 string            `json:"state" enum:"starting,running,paused,killed,failed"`
+	PauseReason           string            `json:"pause_reason,omitempty" enum:"user,timeout,insufficient_credits,member_limit_exceeded"`
+	EndReason             string            `json:"end_reason,omitempty" enum:"deleted,timeout,error,lost"`
 	Diagnostic            string            `json:"diagnostic,omitempty"`
 	OrgID                 string            `json:"orgID"`
 	WorkspaceID           string            `json:"workspaceID"`
@@ -127,7 +127,7 @@ type Key struct {
 	ID     string `json:"id"`
 	Name   string `json:"name"`
 	Prefix string `json:"prefix"`
-	Scope  string `json:"scope"` // "org" or "project"
+	Scope  string `json:"scope" enum:"org,project"`
 }
 
 // Usage sums a set of sandboxes.

@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"debug/elf"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// The real binary with no flags beyond its place: first start bootstraps
+// and prints the admin key once, creates answer 503 naming the missing
+// provider, SIGTERM shuts down cleanly, and a restart keeps the key.
+func TestServeBinary(t *testing.T) {
+	s := startServer(t, serverOpts{bin: sbxBin})
+	info, err := os.Stat(filepath.Join(s.dataDir, "admin.key"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("admin key file: %v %v", err, info.Mode())
+	}
+	if !strings.Contains(s.out.String(), s.key) {
+		t.Fatalf("first start did not print the admin key:\n%s", s.out)
+	}
+	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base"}, http.StatusServiceUnavailable, `provider "local" is not available`)
+	var served []byte
+	_, served = s.do("GET", "/api/v1/openapi.json", nil)
+	if !strings.Contains(string(served), `"openapi"`) {
+		t.Fatalf("openapi document: %.200s", served)
+	}
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: exit %v\n%s", err, s.out)
+	}
+	s.start()
+	if strings.Contains(s.out.String(), s.key) {
+		t.Fatal("a restart printed the admin key again")
+	}
+	var me, health map[string]any
+	s.call("GET", "/api/v1/me", nil, http.StatusOK, &me)
+	s.call("GET", "/healthz", nil, http.StatusOK, &health)
+	if strings.Contains(s.out.String(), `"level":"ERROR"`) {
+		t.Errorf("errors logged:\n%s", s.out)
+	}
+}
+
+// The binary is static (it is bind-mounted into sandboxes as their agent) and
+// links none of the test support.
+func TestBinaryIsStaticAndLean(t *testing.T) {
+	f, err := elf.Open(sbxBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Fatal("sbx has a dynamic loader: it is not static")
+		}
+	}
+	out, err := exec.Command("go", "list", "-deps", "../cmd/sbx").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range []string{"github.com/sbxdev/sbx/providertest", "github.com/sbxdev/sbx/internal/contract", "github.com/getkin/kin-openapi", "testing"} {
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == pkg || strings.HasPrefix(dep, pkg+"/") {
+				t.Errorf("sbx links %s", dep)
+			}
+		}
+	}
+}

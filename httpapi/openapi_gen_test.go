@@ -1,0 +1,279 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// The OpenAPI document is generated from the operations below and the types
+// of package apiv1 (their json, enum and doc tags), and committed as
+// openapi.json. TestOpenAPIDocumentIsCurrent fails when the file differs from
+// what this generator makes; `go test ./httpapi -run OpenAPI -update` rewrites it.
+
+var update = flag.Bool("update", false, "rewrite openapi.json from the generator")
+
+// op describes one operation of the API.
+type op struct {
+	id, summary, description string
+	query                    []param
+	body                     any // a value of the request body's type; nil: no body
+	bodyRequired             bool
+	status                   int // the success status
+	response                 any // a value of the success body's type
+	errors                   []int
+	open                     bool // no API key needed
+}
+
+type param struct {
+	name, description string
+	schema            map[string]any
+	repeat            bool
+}
+
+var (
+	str        = map[string]any{"type": "string"}
+	limitParam = param{"limit", "Page size, 1 to 1000 (default 100).", map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}, false}
+	cursor     = param{"cursor", "The next_cursor of the previous page.", str, false}
+	states     = param{"state", "Only sandboxes in these states; repeat the parameter or separate states with commas.", str, true}
+	actionErrs = []int{400, 401, 404, 409, 502, 503}
+	readErrs   = []int{400, 401, 404}
+)
+
+const createDescription = `Creates a sandbox from a template on the server's default provider.
+Without waitReady the answer comes at once with state "starting"; with it, once
+the sandbox runs (or 502 when it failed to start, 504 when it was not ready in
+time). The body is strict: an unknown field is a 400 naming it, and the stale
+fields timeoutMs, autoResume, secure, allow_internet_access, network, mcp,
+volume_mounts and volumeMounts are rejected with a 400 saying they are not
+supported. Env var values are passed to the sandbox and never stored or returned.`
+
+var operations = map[string]op{
+	"GET /healthz":             {id: "health", summary: "Liveness of the server", status: 200, response: map[string]string{}, open: true},
+	"GET /api/v1/openapi.json": {id: "openapi", summary: "This document", status: 200, response: json.RawMessage{}, open: true},
+	"GET /api/v1/me":           {id: "me", summary: "The caller's org, workspace, project and key scope", status: 200, response: apiv1.Me{}, errors: []int{401}},
+	"GET /api/v1/observability/summary": {id: "observabilitySummary", summary: "Usage per project, quota checks, provider and endpoint availability, next actions",
+		status: 200, response: apiv1.Summary{}, errors: []int{401}},
+
+	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
+		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 501, 502, 503, 504}},
+	"GET /api/v1/sandboxes": {id: "listSandboxes", summary: "List the caller's sandboxes, newest first",
+		query: []param{states, {"template", "Only sandboxes of this template.", str, false},
+			{"metadata", "Only sandboxes whose metadata has key=value; repeat for several pairs.", str, true}, limitParam, cursor},
+		status: 200, response: apiv1.SandboxList{}, errors: []int{400, 401}},
+	"GET /api/v1/sandboxes/{id}": {id: "getSandbox", summary: "A sandbox: state, runtime URL and token while running, timestamps, timeline, diagnostic, credits",
+		status: 200, response: apiv1.Sandbox{}, errors: readErrs},
+	"DELETE /api/v1/sandboxes/{id}": {id: "deleteSandbox", summary: "Kill a sandbox; its row stays for audit and billing",
+		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+	"POST /api/v1/sandboxes/{id}/connect": {id: "connectSandbox", summary: "Runtime URL and token; resumes a paused sandbox and extends the timeout",
+		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+	"POST /api/v1/sandboxes/{id}/pause": {id: "pauseSandbox", summary: "Pause a running sandbox (pause_reason user)",
+		body: struct{}{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+	"POST /api/v1/sandboxes/{id}/resume": {id: "resumeSandbox", summary: "Resume a paused sandbox, optionally with a new timeout",
+		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+	"POST /api/v1/sandboxes/{id}/refreshes": {id: "refreshSandbox", summary: "Keep a running sandbox alive for at least duration more seconds (never shortens)",
+		body: apiv1.RefreshRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+	"POST /api/v1/sandboxes/{id}/timeout": {id: "setSandboxTimeout", summary: "Expire timeout seconds from now (from the next resume when paused)",
+		body: apiv1.TimeoutRequest{}, bodyRequired: true, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+	"GET /api/v1/sandboxes/{id}/logs": {id: "sandboxLogs", summary: "A page of the sandbox's log, oldest first: lifecycle lines and the provider's own",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: readErrs},
+	"GET /api/v1/sandboxes/{id}/metrics": {id: "sandboxMetrics", summary: "CPU, memory, processes, network and disk of a running sandbox",
+		status: 200, response: apiv1.Metrics{}, errors: []int{401, 404, 409, 501, 503}},
+
+	"GET /api/v1/org/{org}/sandboxes": {id: "orgSandboxes", summary: "The org's sandbox ledger",
+		query:  []param{states, {"project_id", "Only this project's sandboxes.", str, false}, limitParam, cursor},
+		status: 200, response: apiv1.SandboxList{}, errors: readErrs},
+	"GET /api/v1/org/{org}/sandboxes/usage": {id: "orgSandboxUsage", summary: "Sandbox usage of the org, in total and per project",
+		status: 200, response: apiv1.OrgUsage{}, errors: []int{401, 404}},
+	"GET /api/v1/org/{org}/sandboxes/{provider_sandbox_id}": {id: "orgGetSandbox", summary: "A sandbox of the org by provider sandbox ID",
+		status: 200, response: apiv1.Sandbox{}, errors: readErrs},
+	"DELETE /api/v1/org/{org}/sandboxes/{provider_sandbox_id}": {id: "orgDeleteSandbox", summary: "Kill a sandbox of the org by provider sandbox ID",
+		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+	"GET /api/v1/org/{org}/sandboxes/{provider_sandbox_id}/logs": {id: "orgSandboxLogs", summary: "A page of the log of a sandbox of the org",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: readErrs},
+}
+
+var pathParams = map[string]string{
+	"id":                  "The sandbox's provider sandbox ID (sandboxID) or its sbx UUID (id).",
+	"org":                 "The org's ID or name; any org but the caller's is not found.",
+	"provider_sandbox_id": "The sandbox's provider sandbox ID (its sbx UUID also works).",
+}
+
+var errorText = map[int]string{
+	400: "The request is malformed; errors[] names each bad field.",
+	401: "No API key, or not a valid one.",
+	404: "No such sandbox or org visible to the caller.",
+	409: "The sandbox's state does not allow this; detail names the state.",
+	501: "The provider does not support this.",
+	502: "The provider failed the operation; detail says how.",
+	503: "The provider is not available; detail names it.",
+	504: "The sandbox was not ready within the bounded wait; detail carries the diagnostic.",
+}
+
+// generate builds the document.
+func generate() ([]byte, error) {
+	g := &gen{schemas: map[string]any{}}
+	paths := map[string]map[string]any{}
+	keys := make([]string, 0, len(operations))
+	for k := range operations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		method, path, _ := strings.Cut(key, " ")
+		o := operations[key]
+		item := map[string]any{"operationId": o.id, "summary": o.summary}
+		if o.description != "" {
+			item["description"] = o.description
+		}
+		var params []any
+		for _, name := range regexp.MustCompile(`\{([a-z_]+)\}`).FindAllStringSubmatch(path, -1) {
+			params = append(params, map[string]any{"name": name[1], "in": "path", "required": true, "description": pathParams[name[1]], "schema": str})
+		}
+		for _, q := range o.query {
+			p := map[string]any{"name": q.name, "in": "query", "description": q.description, "schema": q.schema}
+			if q.repeat {
+				p["schema"], p["explode"], p["style"] = map[string]any{"type": "array", "items": q.schema}, true, "form"
+			}
+			params = append(params, p)
+		}
+		if params != nil {
+			item["parameters"] = params
+		}
+		if o.body != nil {
+			item["requestBody"] = map[string]any{"required": o.bodyRequired,
+				"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(o.body))}}}
+		}
+		responses := map[string]any{strconv.Itoa(o.status): map[string]any{"description": "OK",
+			"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(o.response))}}}}
+		for _, code := range o.errors {
+			responses[strconv.Itoa(code)] = map[string]any{"$ref": fmt.Sprintf("#/components/responses/E%d", code)}
+		}
+		item["responses"] = responses
+		if o.open {
+			item["security"] = []any{}
+		}
+		if paths[path] == nil {
+			paths[path] = map[string]any{}
+		}
+		paths[path][strings.ToLower(method)] = item
+	}
+	errResponses := map[string]any{}
+	errSchema := g.schema(reflect.TypeOf(apiv1.Error{}))
+	for code, text := range errorText {
+		errResponses[fmt.Sprintf("E%d", code)] = map[string]any{"description": text,
+			"content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
+	}
+	doc := map[string]any{
+		"openapi": "3.0.3",
+		"info": map[string]any{"title": "sbx API", "version": "1",
+			"description": "Sandboxes and the ledger of what they ran and cost. Times are RFC 3339 UTC, durations whole seconds, credits decimal strings. Lists page with limit and cursor."},
+		"paths":    paths,
+		"security": []any{map[string]any{"bearer": []any{}}, map[string]any{"apiKey": []any{}}},
+		"components": map[string]any{
+			"schemas":   g.schemas,
+			"responses": errResponses,
+			"securitySchemes": map[string]any{
+				"bearer": map[string]any{"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <API key>"},
+				"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"},
+			},
+		},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(doc)
+	return buf.Bytes(), err
+}
+
+type gen struct{ schemas map[string]any }
+
+var timeType = reflect.TypeOf(time.Time{})
+
+// schema returns the JSON schema of t; named structs become components.
+func (g *gen) schema(t reflect.Type) map[string]any {
+	switch {
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t == reflect.TypeOf(json.RawMessage{}):
+		return map[string]any{"type": "object"}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return g.schema(t.Elem())
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int64:
+		return map[string]any{"type": "integer", "format": "int64"}
+	case reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.Slice:
+		return map[string]any{"type": "array", "items": g.schema(t.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": g.schema(t.Elem())}
+	case reflect.Struct:
+		if t.Name() == "" {
+			return map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}}
+		}
+		ref := map[string]any{"$ref": "#/components/schemas/" + t.Name()}
+		if _, done := g.schemas[t.Name()]; done {
+			return ref
+		}
+		g.schemas[t.Name()] = nil // guards recursion
+		props, required := map[string]any{}, []string{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			s := g.schema(f.Type)
+			if enum := f.Tag.Get("enum"); enum != "" {
+				s = withEnum(s, enum)
+			}
+			props[name] = s
+			if !strings.Contains(opts, "omitempty") {
+				required = append(required, name)
+			}
+		}
+		obj := map[string]any{"type": "object", "additionalProperties": false, "properties": props}
+		if len(required) > 0 {
+			obj["required"] = required
+		}
+		g.schemas[t.Name()] = obj
+		return ref
+	}
+	panic("openapi: no schema for " + t.String())
+}
+
+func withEnum(s map[string]any, enum string) map[string]any {
+	out := map[string]any{}
+	for k, v := range s {
+		out[k] = v
+	}
+	var values []any
+	for _, v := range strings.Split(enum, ",") {
+		if n, err := strconv.Atoi(v); err == nil && s["type"] == "integer" {
+			values = append(values, n)
+		} else {
+			values = append(values, v)
+		}
+	}
+	out["enum"] = values
+	return out
+}
+
+func writeDocument(data []byte) error { return os.WriteFile("openapi.json", data, 0o644) }
