@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,14 +12,16 @@ import (
 // Reconcile brings the ledger and every provider into agreement after a start:
 // compute the provider still holds is adopted, sandboxes it lost become failed
 // with a diagnostic, interrupted operations are finished, and compute no
-// ledger row owns is destroyed.
+// ledger row owns is destroyed. A provider that cannot be reconciled is
+// reported and left as it is; the others still are.
 func (m *Manager) Reconcile(ctx context.Context) error {
+	var errs []error
 	for name, p := range m.providers {
 		if err := m.reconcile(ctx, p); err != nil {
-			return fmt.Errorf("reconcile %s: %w", name, err)
+			errs = append(errs, fmt.Errorf("reconcile %s: %w", name, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {

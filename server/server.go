@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config) error {
 	mgr := lifecycle.New(store, cfg.Providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout}, cfg.Clock, log)
 	mgr.MarkMissing("local", "the local gVisor provider is not part of this build yet")
 	if err := mgr.Reconcile(ctx); err != nil {
-		return err
+		log.Error("reconcile at start was incomplete; the sandboxes of that provider stay as the ledger has them", "err", err)
 	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
