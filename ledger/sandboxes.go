@@ -188,19 +188,6 @@ func (s *Store) OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandb
 	return s.scanSandboxes(rows)
 }
 
-// KnownProviderIDs returns which of ids the ledger has a row for under provider.
-func (s *Store) KnownProviderIDs(ctx context.Context, provider string, ids []string) (map[string]bool, error) {
-	known := map[string]bool{}
-	for _, id := range ids {
-		var n int
-		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM sandboxes WHERE provider = ? AND (provider_sandbox_id = ? OR id = ?)`, provider, id, id).Scan(&n); err != nil {
-			return nil, err
-		}
-		known[id] = n > 0
-	}
-	return known, nil
-}
-
 // Expired lists running sandboxes whose expiry is at or before now.
 func (s *Store) Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
