@@ -7,14 +7,14 @@ import "time"
 
 // CreateSandboxRequest is the body of POST /api/v1/sandboxes.
 type CreateSandboxRequest struct {
-	TemplateID string            `json:"templateID"`
-	Timeout    *int64            `json:"timeout,omitempty"` // seconds; default 3600
+	TemplateID string            `json:"templateID" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"Template to start from, e.g. base or code-interpreter."`
+	Timeout    *int64            `json:"timeout,omitempty" minimum:"1" doc:"Seconds until the sandbox is killed (or paused, with autoPause); default 3600, at most the server maximum."`
 	WaitReady  bool              `json:"waitReady,omitempty"`
 	EnvVars    map[string]string `json:"envVars,omitempty"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	AutoPause  bool              `json:"autoPause,omitempty"`
-	CPU        *float64          `json:"cpu,omitempty"`      // vCPU; default 2
-	MemoryMB   *int64            `json:"memoryMB,omitempty"` // default 512
+	CPU        *float64          `json:"cpu,omitempty" minimum:"0.001" doc:"vCPU; default 2."`
+	MemoryMB   *int64            `json:"memoryMB,omitempty" minimum:"64" doc:"Memory limit in MiB; default 512."`
 	GPU        *GPU              `json:"gpu,omitempty"`
 	Kind       string            `json:"kind,omitempty" enum:"task,runtime,world"` // default task
 }
@@ -22,24 +22,24 @@ type CreateSandboxRequest struct {
 // GPU is a GPU request: Fraction is a share of one card in percent.
 type GPU struct {
 	Type     string `json:"type"`
-	Count    int    `json:"count,omitempty"`                        // default 1
+	Count    int    `json:"count,omitempty" minimum:"1" maximum:"8" doc:"Default 1."`
 	Fraction int    `json:"fraction,omitempty" enum:"25,50,75,100"` // default 100
 }
 
 // TimeoutRequest is the body of POST …/connect, …/resume and …/timeout.
 type TimeoutRequest struct {
-	Timeout *int64 `json:"timeout,omitempty"` // seconds
+	Timeout *int64 `json:"timeout,omitempty" minimum:"1" doc:"Seconds."`
 }
 
 // RefreshRequest is the body of POST …/refreshes.
 type RefreshRequest struct {
-	Duration *int64 `json:"duration,omitempty"` // seconds, at most 3600
+	Duration *int64 `json:"duration,omitempty" minimum:"1" maximum:"3600" doc:"Seconds; default the sandbox timeout, at most 3600."`
 }
 
 // Sandbox is a sandbox as the API shows it.
 type Sandbox struct {
-	SandboxID             string            `json:"sandboxID"` // the provider sandbox ID
-	ID                    string            `json:"id"`        // the sbx UUID
+	SandboxID             string            `json:"sandboxID" doc:"The provider sandbox ID: the handle for the CLI, logs and provider operations."`
+	ID                    string            `json:"id" doc:"The sbx UUID of the ledger row."`
 	Provider              string            `json:"provider"`
 	Kind                  string            `json:"kind" enum:"task,runtime,world"`
 	TemplateID            string            `json:"templateID"`
@@ -62,9 +62,9 @@ type Sandbox struct {
 	GPU                   *GPU              `json:"gpu,omitempty"`
 	EnvVarNames           []string          `json:"envVarNames"`
 	Metadata              map[string]string `json:"metadata"`
-	BilledCredits         string            `json:"billed_credits"`
-	RunningCredits        string            `json:"running_credits"`
-	EstimatedTotalCredits string            `json:"estimated_total_credits"`
+	BilledCredits         string            `json:"billed_credits" doc:"Credits already deducted, as a decimal string."`
+	RunningCredits        string            `json:"running_credits" doc:"Credits accrued since the last settlement, as a decimal string."`
+	EstimatedTotalCredits string            `json:"estimated_total_credits" doc:"billed_credits + running_credits, as a decimal string."`
 	LastSettledAt         *time.Time        `json:"lastSettledAt,omitempty"`
 	RuntimeURL            string            `json:"runtimeURL,omitempty"`  // while running
 	AccessToken           string            `json:"accessToken,omitempty"` // while running
@@ -204,7 +204,7 @@ type EndpointStatus struct {
 // Error is the error envelope of every 4xx and 5xx answer.
 type Error struct {
 	Code   int          `json:"code"`
-	Type   string       `json:"type"`
+	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,not_found,conflict,not_supported,provider_error,unavailable,timeout,internal"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
 }

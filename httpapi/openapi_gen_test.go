@@ -46,8 +46,9 @@ var (
 	limitParam = param{"limit", "Page size, 1 to 1000 (default 100).", map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}, false}
 	cursor     = param{"cursor", "The next_cursor of the previous page.", str, false}
 	states     = param{"state", "Only sandboxes in these states; repeat the parameter or separate states with commas.", str, true}
-	actionErrs = []int{400, 401, 404, 409, 502, 503}
-	readErrs   = []int{400, 401, 404}
+	actionErrs = []int{400, 401, 404, 409, 502, 503, 504} // 504: the sandbox stayed busy while the caller waited
+	ledgerErrs = []int{400, 401, 404, 409}                // changes only the ledger
+	readErrs   = []int{401, 404}
 )
 
 const createDescription = `Creates a sandbox from a template on the server's default provider.
@@ -82,17 +83,17 @@ var operations = map[string]op{
 	"POST /api/v1/sandboxes/{id}/resume": {id: "resumeSandbox", summary: "Resume a paused sandbox, optionally with a new timeout",
 		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"POST /api/v1/sandboxes/{id}/refreshes": {id: "refreshSandbox", summary: "Keep a running sandbox alive for at least duration more seconds (never shortens)",
-		body: apiv1.RefreshRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+		body: apiv1.RefreshRequest{}, status: 200, response: apiv1.Sandbox{}, errors: ledgerErrs},
 	"POST /api/v1/sandboxes/{id}/timeout": {id: "setSandboxTimeout", summary: "Expire timeout seconds from now (from the next resume when paused)",
-		body: apiv1.TimeoutRequest{}, bodyRequired: true, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+		body: apiv1.TimeoutRequest{}, bodyRequired: true, status: 200, response: apiv1.Sandbox{}, errors: ledgerErrs},
 	"GET /api/v1/sandboxes/{id}/logs": {id: "sandboxLogs", summary: "A page of the sandbox's log, oldest first: lifecycle lines and the provider's own",
-		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: readErrs},
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
 	"GET /api/v1/sandboxes/{id}/metrics": {id: "sandboxMetrics", summary: "CPU, memory, processes, network and disk of a running sandbox",
-		status: 200, response: apiv1.Metrics{}, errors: []int{401, 404, 409, 501, 503}},
+		status: 200, response: apiv1.Metrics{}, errors: []int{401, 404, 409, 501, 502, 503}},
 
 	"GET /api/v1/org/{org}/sandboxes": {id: "orgSandboxes", summary: "The org's sandbox ledger",
 		query:  []param{states, {"project_id", "Only this project's sandboxes.", str, false}, limitParam, cursor},
-		status: 200, response: apiv1.SandboxList{}, errors: readErrs},
+		status: 200, response: apiv1.SandboxList{}, errors: []int{400, 401, 404}},
 	"GET /api/v1/org/{org}/sandboxes/usage": {id: "orgSandboxUsage", summary: "Sandbox usage of the org, in total and per project",
 		status: 200, response: apiv1.OrgUsage{}, errors: []int{401, 404}},
 	"GET /api/v1/org/{org}/sandboxes/{provider_sandbox_id}": {id: "orgGetSandbox", summary: "A sandbox of the org by provider sandbox ID",
@@ -100,7 +101,7 @@ var operations = map[string]op{
 	"DELETE /api/v1/org/{org}/sandboxes/{provider_sandbox_id}": {id: "orgDeleteSandbox", summary: "Kill a sandbox of the org by provider sandbox ID",
 		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"GET /api/v1/org/{org}/sandboxes/{provider_sandbox_id}/logs": {id: "orgSandboxLogs", summary: "A page of the log of a sandbox of the org",
-		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: readErrs},
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
 }
 
 var pathParams = map[string]string{
@@ -117,7 +118,8 @@ var errorText = map[int]string{
 	501: "The provider does not support this.",
 	502: "The provider failed the operation; detail says how.",
 	503: "The provider is not available; detail names it.",
-	504: "The sandbox was not ready within the bounded wait; detail carries the diagnostic.",
+	500: "An unexpected failure inside sbx; it is logged.",
+	504: "The sandbox was not ready within the bounded wait (detail carries the diagnostic), or stayed busy while the caller waited.",
 }
 
 // generate builds the document.
@@ -156,7 +158,11 @@ func generate() ([]byte, error) {
 		}
 		responses := map[string]any{strconv.Itoa(o.status): map[string]any{"description": "OK",
 			"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(o.response))}}}}
-		for _, code := range o.errors {
+		errs := o.errors
+		if !o.open {
+			errs = append(errs[:len(errs):len(errs)], 500)
+		}
+		for _, code := range errs {
 			responses[strconv.Itoa(code)] = map[string]any{"$ref": fmt.Sprintf("#/components/responses/E%d", code)}
 		}
 		item["responses"] = responses
@@ -241,9 +247,7 @@ func (g *gen) schema(t reflect.Type) map[string]any {
 				continue
 			}
 			s := g.schema(f.Type)
-			if enum := f.Tag.Get("enum"); enum != "" {
-				s = withEnum(s, enum)
-			}
+			s = withTags(s, f.Tag)
 			props[name] = s
 			if !strings.Contains(opts, "omitempty") {
 				required = append(required, name)
@@ -259,20 +263,40 @@ func (g *gen) schema(t reflect.Type) map[string]any {
 	panic("openapi: no schema for " + t.String())
 }
 
-func withEnum(s map[string]any, enum string) map[string]any {
+// withTags adds what a field's tags say to its schema: enum (comma separated),
+// minimum, maximum, pattern and doc (the description).
+func withTags(s map[string]any, tag reflect.StructTag) map[string]any {
 	out := map[string]any{}
 	for k, v := range s {
 		out[k] = v
 	}
-	var values []any
-	for _, v := range strings.Split(enum, ",") {
+	number := func(v string) any {
 		if n, err := strconv.Atoi(v); err == nil && s["type"] == "integer" {
-			values = append(values, n)
-		} else {
-			values = append(values, v)
+			return n
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil && s["type"] != "string" {
+			return f
+		}
+		return v
+	}
+	if enum := tag.Get("enum"); enum != "" {
+		var values []any
+		for _, v := range strings.Split(enum, ",") {
+			values = append(values, number(v))
+		}
+		out["enum"] = values
+	}
+	for _, key := range []string{"minimum", "maximum"} {
+		if v := tag.Get(key); v != "" {
+			out[key] = number(v)
 		}
 	}
-	out["enum"] = values
+	if v := tag.Get("pattern"); v != "" {
+		out["pattern"] = v
+	}
+	if v := tag.Get("doc"); v != "" && out["$ref"] == nil {
+		out["description"] = v
+	}
 	return out
 }
 

@@ -66,7 +66,11 @@ func (m *Manager) Metrics(ctx context.Context, sb sbx.Sandbox) (sbx.Metrics, err
 	if !ok {
 		return sbx.Metrics{}, sbx.Errorf(sbx.EUnsupported, "provider %s does not report metrics", p.Name())
 	}
-	return r.Metrics(ctx, sb.Handle)
+	metrics, err := r.Metrics(ctx, sb.Handle)
+	if err != nil {
+		return metrics, sbx.Errorf(sbx.EProvider, "provider %s could not measure sandbox %s: %s", p.Name(), sb.ProviderSandboxID, providerMessage(err))
+	}
+	return metrics, nil
 }
 
 // Usage sums the caller's sandboxes per project.
