@@ -162,6 +162,7 @@ type Summary struct {
 	Projects    []ProjectUsage   `json:"projects"`
 	Quotas      []Quota          `json:"quotas"`
 	Providers   []ProviderStatus `json:"providers"`
+	Engines     []EngineStatus   `json:"engines"`
 	Endpoints   []EndpointStatus `json:"endpoints"`
 	NextActions []string         `json:"next_actions"`
 }
@@ -191,6 +192,15 @@ type Capabilities struct {
 	Fork        bool `json:"fork"`
 	Snapshots   bool `json:"snapshots"`
 	GPU         bool `json:"gpu"`
+}
+
+// EngineStatus is one isolation engine found (or not) on this host.
+type EngineStatus struct {
+	Name      string `json:"name"`
+	Path      string `json:"path,omitempty"`
+	Version   string `json:"version,omitempty"`
+	Available bool   `json:"available"`
+	Detail    string `json:"detail"`
 }
 
 // EndpointStatus is one endpoint's availability.

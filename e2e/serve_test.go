@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sbxdev/sbx/apiv1"
 )
 
 // The real binary with no flags beyond its place: first start bootstraps
@@ -24,6 +26,7 @@ func TestServeBinary(t *testing.T) {
 		t.Fatalf("first start did not print the admin key:\n%s", s.out)
 	}
 	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base"}, http.StatusServiceUnavailable, `provider "local" is not available`)
+	checkRunsc(t, s)
 	var served []byte
 	_, served = s.do("GET", "/api/v1/openapi.json", nil)
 	if !strings.Contains(string(served), `"openapi"`) {
@@ -67,5 +70,31 @@ func TestBinaryIsStaticAndLean(t *testing.T) {
 				t.Errorf("sbx links %s", dep)
 			}
 		}
+	}
+}
+
+// checkRunsc: serve found the runsc that scripts/test.sh built from the pinned
+// module ($SBX_RUNSC), checked that it runs, and reports its version.
+func checkRunsc(t *testing.T, s *server) {
+	want := os.Getenv("SBX_RUNSC")
+	if want == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("SBX_RUNSC is not set: scripts/test.sh builds runsc and sets it")
+		}
+		t.Log("SBX_RUNSC is not set; not checking the runsc report (scripts/test.sh builds runsc and sets it)")
+		return
+	}
+	mod, err := os.ReadFile("../tools/runsc/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum apiv1.Summary
+	s.call("GET", "/api/v1/observability/summary", nil, http.StatusOK, &sum)
+	if len(sum.Engines) != 1 {
+		t.Fatalf("engines: %+v", sum.Engines)
+	}
+	e := sum.Engines[0]
+	if !e.Available || e.Name != "runsc" || !strings.Contains(string(mod), "gvisor.dev/gvisor "+e.Version+"\n") {
+		t.Fatalf("runsc in the summary: %+v", e)
 	}
 }

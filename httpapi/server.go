@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 )
@@ -24,6 +25,7 @@ type Config struct {
 	HostMemoryMB  int64   // for quota checks; 0: unknown
 	DefaultCPU    float64
 	DefaultMemory int64
+	Engines       []apiv1.EngineStatus // isolation engines found at start
 }
 
 // Server serves the API.

@@ -23,6 +23,7 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
 	out := apiv1.Summary{
 		GeneratedAt: s.clock.Now(), Org: apiv1.Named{ID: c.Org.ID, Name: c.Org.Name}, Projects: projects,
 		Quotas: s.quotas(total), Providers: []apiv1.ProviderStatus{}, NextActions: []string{},
+		Engines: append([]apiv1.EngineStatus{}, s.cfg.Engines...),
 	}
 	var defaultOK bool
 	for _, p := range s.mgr.Providers(ctx) {

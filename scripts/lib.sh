@@ -59,3 +59,22 @@ ensure_go() {
 build_sbx() {
   (cd "$ROOT" && go build -trimpath -o "$1" ./cmd/sbx)
 }
+
+# runsc_version is the version stamp of the runsc this checkout pins: the
+# gvisor.dev/gvisor module version in tools/runsc/go.mod.
+runsc_version() { awk '$1 == "gvisor.dev/gvisor" {print $2; exit}' "$ROOT/tools/runsc/go.mod"; }
+
+# build_runsc builds gVisor's runsc from the pinned module into $1, once: a
+# binary there that already reports the pinned version is kept.
+build_runsc() {
+  local dest=$1 want
+  want=$(runsc_version)
+  if [ -x "$dest" ] && [ "$("$dest" --version 2>/dev/null | head -n 1)" = "runsc version $want" ]; then
+    return 0
+  fi
+  echo "sbx: building runsc $want (once; about two minutes)" >&2
+  mkdir -p "$(dirname "$dest")"
+  (cd "$ROOT/tools/runsc" && go build -trimpath \
+    -ldflags "-X gvisor.dev/gvisor/runsc/version.version=$want" -o "$dest.tmp" gvisor.dev/gvisor/runsc)
+  mv "$dest.tmp" "$dest"
+}

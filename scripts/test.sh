@@ -10,5 +10,7 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2
   exit 1
 fi
+build_runsc "$ROOT/bin/runsc"
+export SBX_RUNSC="$ROOT/bin/runsc"
 go vet ./...
 go test -count=1 -timeout 20m ./... "$@"

@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/seal"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/local/runsc"
 )
 
 // Config is everything serve can be told.
@@ -30,6 +32,7 @@ type Config struct {
 	Domain          string        // default sbx.localhost
 	DefaultProvider string        // default "local"
 	MaxTimeout      time.Duration // default 24h
+	Runsc           string        // runsc binary; default <DataDir>/bin/runsc, then PATH
 	Providers       []sbx.Provider
 	Clock           sbx.Clock
 	Log             *slog.Logger
@@ -68,7 +71,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	mgr := lifecycle.New(store, cfg.Providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout}, cfg.Clock, log)
-	mgr.MarkMissing("local", "the local gVisor provider is not part of this build yet")
+	runscStatus := findRunsc(ctx, cfg)
+	if runscStatus.Available {
+		log.Info("runsc found", "path", runscStatus.Path, "version", runscStatus.Version)
+	} else {
+		log.Warn("runsc not usable", "detail", runscStatus.Detail)
+	}
+	mgr.MarkMissing("local", "the local gVisor provider is not part of this build yet (runsc: "+runscStatus.Detail+")")
 	if err := mgr.Reconcile(ctx); err != nil {
 		log.Error("reconcile at start was incomplete; the sandboxes of that provider stay as the ledger has them", "err", err)
 	}
@@ -80,7 +89,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
-	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB()}, cfg.Clock, log)
+	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
+		Engines: []apiv1.EngineStatus{runscStatus}}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	loops, stopLoops := context.WithCancel(context.Background())
@@ -162,6 +172,22 @@ func bootstrap(ctx context.Context, store *ledger.Store, cfg Config) error {
 	fmt.Fprintf(cfg.Out, "Created org \"default\" with an admin API key (shown once; also in %s):\n\n    %s\n\n", path, secret)
 	cfg.Log.Info("first start: created the default org and admin key", "key_file", path)
 	return nil
+}
+
+// findRunsc finds runsc and checks that it runs.
+func findRunsc(ctx context.Context, cfg Config) apiv1.EngineStatus {
+	st := apiv1.EngineStatus{Name: "runsc"}
+	path, err := runsc.Find(cfg.Runsc, cfg.DataDir)
+	if err == nil {
+		st.Path = path
+		st.Version, err = runsc.Version(ctx, path)
+	}
+	if err != nil {
+		st.Detail = err.Error()
+		return st
+	}
+	st.Available, st.Detail = true, fmt.Sprintf("runsc %s at %s", st.Version, path)
+	return st
 }
 
 // hostMemoryMB reads the host's memory from /proc/meminfo; 0 when unknown.
