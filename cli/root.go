@@ -57,10 +57,11 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // globals are the flags every client command shares.
 type globals struct {
-	opts   Options
-	url    string
-	apiKey string
-	json   bool
+	opts    Options
+	url     string
+	apiKey  string
+	json    bool
+	dataDir string // for the commands that work on this host's data dir
 }
 
 func newRoot(opts Options) *cobra.Command {
@@ -79,5 +80,6 @@ func newRoot(opts Options) *cobra.Command {
 	pf.BoolVar(&g.json, "json", false, "print JSON instead of tables")
 	root.AddCommand(newServe(g))
 	root.AddCommand(newSandbox(g))
+	root.AddCommand(newTemplate(g))
 	return root
 }

@@ -4,6 +4,7 @@
 # would skip for a missing prerequisite fail instead.
 source "$(dirname "$0")/lib.sh"
 ensure_go
+apt_install debootstrap
 cd "$ROOT"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func newTemplateList(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the built templates and their current versions",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := g.templates().List()
+			if err != nil {
+				return err
+			}
+			return g.show(list, func(w io.Writer) error {
+				rows := [][]string{}
+				for _, t := range list {
+					rows = append(rows, []string{t.Name, t.Version, t.Source, strings.Join(t.Packages, ",")})
+				}
+				return table(w, []string{"TEMPLATE", "VERSION", "SOURCE", "PACKAGES"}, rows)
+			})
+		},
+	}
+}

@@ -1,0 +1,200 @@
+package template
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Recipes are the packages each built-in template adds to a Debian minbase.
+var Recipes = map[string][]string{
+	"base":             basePackages,
+	"code-interpreter": append(append([]string{}, basePackages...), "python3", "python3-pip", "python3-numpy"),
+}
+
+var basePackages = []string{"bash", "coreutils", "ca-certificates", "curl", "git", "procps"}
+
+// DebianOptions say how to build a Debian template.
+type DebianOptions struct {
+	Suite    string   // default bookworm
+	Mirror   string   // default: the host's configured Debian mirror
+	Packages []string // default: the recipe of the template's name
+}
+
+// BuildDebian builds a new version of template name as a Debian root made by
+// debootstrap (variant minbase) from the host's Debian mirror, with
+// /workspace ready as the default working directory. Progress goes to
+// progress, a line at a time.
+func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions, progress io.Writer) (Template, error) {
+	if err := CheckName(name); err != nil {
+		return Template{}, err
+	}
+	if opts.Suite == "" {
+		opts.Suite = "bookworm"
+	}
+	if opts.Packages == nil {
+		recipe, ok := Recipes[name]
+		if !ok {
+			return Template{}, fmt.Errorf("template %s has no built-in recipe; name its packages", name)
+		}
+		opts.Packages = recipe
+	}
+	if opts.Mirror == "" {
+		var err error
+		if opts.Mirror, err = HostMirror(opts.Suite, "/etc/apt"); err != nil {
+			return Template{}, err
+		}
+	}
+	if os.Geteuid() != 0 {
+		return Template{}, fmt.Errorf("building a Debian template needs root (debootstrap)")
+	}
+	debootstrap, err := exec.LookPath("debootstrap")
+	if err != nil {
+		return Template{}, fmt.Errorf("debootstrap is not installed: apt-get install debootstrap")
+	}
+	now := time.Now().UTC()
+	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: opts.Packages,
+		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror)}
+	if err := os.MkdirAll(filepath.Join(s.Dir, name), 0o755); err != nil {
+		return t, err
+	}
+	building, err := os.MkdirTemp(filepath.Join(s.Dir, name), ".building-")
+	if err != nil {
+		return t, err
+	}
+	defer os.RemoveAll(building) // gone once published; cleans up a failed build
+	rootfs := filepath.Join(building, "rootfs")
+	fmt.Fprintf(progress, "building template %s (%s) into %s\n", name, t.Source, filepath.Join(s.Dir, name, t.Version))
+	cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(opts.Packages, ","),
+		opts.Suite, rootfs, opts.Mirror)
+	if err := runLogged(cmd, progress); err != nil {
+		return t, fmt.Errorf("debootstrap of %s failed: %w", name, err)
+	}
+	if err := finishRoot(rootfs); err != nil {
+		return t, err
+	}
+	t, err = s.publish(t, building)
+	if err == nil {
+		fmt.Fprintf(progress, "template %s version %s is ready\n", name, t.Version)
+	}
+	return t, err
+}
+
+// finishRoot makes a fresh root ready for sandboxes: the working directory,
+// and no package caches.
+func finishRoot(rootfs string) error {
+	if err := os.MkdirAll(filepath.Join(rootfs, "workspace"), 0o755); err != nil {
+		return err
+	}
+	debs, _ := filepath.Glob(filepath.Join(rootfs, "var/cache/apt/archives/*.deb"))
+	for _, d := range debs {
+		os.Remove(d)
+	}
+	return nil
+}
+
+// runLogged runs cmd with its output sent, line by line, to w.
+func runLogged(cmd *exec.Cmd, w io.Writer) error {
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	done := make(chan []string)
+	go func() {
+		var tail []string
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintln(w, "  "+sc.Text())
+			if tail = append(tail, sc.Text()); len(tail) > 5 {
+				tail = tail[1:]
+			}
+		}
+		done <- tail
+	}()
+	err := cmd.Run()
+	pw.Close()
+	tail := <-done
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, strings.Join(tail, " | "))
+	}
+	return nil
+}
+
+// HostMirror returns the Debian mirror the host's apt uses for suite, read
+// from aptDir's sources.list and sources.list.d (one-line and deb822 forms).
+func HostMirror(suite, aptDir string) (string, error) {
+	files := []string{filepath.Join(aptDir, "sources.list")}
+	more, _ := filepath.Glob(filepath.Join(aptDir, "sources.list.d", "*"))
+	files = append(files, more...)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var uri string
+		if strings.HasSuffix(f, ".sources") {
+			uri = deb822Mirror(string(data), suite)
+		} else {
+			uri = oneLineMirror(string(data), suite)
+		}
+		if uri != "" {
+			return uri, nil
+		}
+	}
+	return "", fmt.Errorf("no apt source for Debian %s in %s; name a mirror with --mirror", suite, aptDir)
+}
+
+// oneLineMirror finds "deb [options] URI SUITE component…".
+func oneLineMirror(data, suite string) string {
+	for _, line := range strings.Split(data, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "deb" {
+			continue
+		}
+		f = f[1:]
+		if strings.HasPrefix(f[0], "[") {
+			for len(f) > 0 && !strings.HasSuffix(f[0], "]") {
+				f = f[1:]
+			}
+			if len(f) > 0 {
+				f = f[1:]
+			}
+		}
+		if len(f) >= 2 && f[1] == suite {
+			return f[0]
+		}
+	}
+	return ""
+}
+
+// deb822Mirror finds a stanza with Types: deb whose Suites hold suite.
+func deb822Mirror(data, suite string) string {
+	for _, stanza := range strings.Split(data, "\n\n") {
+		fields := map[string]string{}
+		for _, line := range strings.Split(stanza, "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "#") {
+				fields[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+			}
+		}
+		if !contains(strings.Fields(fields["types"]), "deb") || !contains(strings.Fields(fields["suites"]), suite) {
+			continue
+		}
+		if uris := strings.Fields(fields["uris"]); len(uris) > 0 {
+			return uris[0]
+		}
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

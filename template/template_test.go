@@ -1,0 +1,129 @@
+package template
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestHostMirror(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sources.list.d"), 0o755)
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := HostMirror("bookworm", dir); err == nil {
+		t.Fatal("found a mirror with no sources")
+	}
+	write("sources.list.d/debian.sources", `Types: deb
+URIs: http://security.example/debian-security
+Suites: bookworm-security
+Components: main
+
+# a comment: line
+Types: deb deb-src
+URIs: http://mirror.example/debian
+Suites: bookworm bookworm-updates
+Components: main
+`)
+	if got, err := HostMirror("bookworm", dir); err != nil || got != "http://mirror.example/debian" {
+		t.Fatalf("deb822: %q %v", got, err)
+	}
+	write("sources.list", "# old style\ndeb [arch=amd64 signed-by=/k.gpg] http://one.example/debian bookworm main\n")
+	if got, _ := HostMirror("bookworm", dir); got != "http://one.example/debian" {
+		t.Fatalf("one-line: %q", got)
+	}
+	if _, err := HostMirror("trixie", dir); err == nil || !strings.Contains(err.Error(), "--mirror") {
+		t.Fatalf("unknown suite: %v", err)
+	}
+}
+
+func TestNamesAreChecked(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	for _, bad := range []string{"", "../x", "Base", "a/b"} {
+		if _, err := s.Current(bad); err == nil {
+			t.Errorf("Current(%q) accepted the name", bad)
+		}
+		if _, err := s.BuildDebian(context.Background(), bad, DebianOptions{Mirror: "http://x"}, io.Discard); err == nil {
+			t.Errorf("BuildDebian(%q) accepted the name", bad)
+		}
+	}
+	if _, err := s.Current("base"); err == nil || !strings.Contains(err.Error(), "sbx template build base") {
+		t.Fatalf("missing template: %v", err)
+	}
+}
+
+// needsDebootstrap skips without root or debootstrap, and fails in CI.
+func needsDebootstrap(t *testing.T) {
+	_, err := exec.LookPath("debootstrap")
+	if os.Geteuid() == 0 && err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("building templates needs root and debootstrap; scripts/test.sh installs it")
+	}
+	t.Skip("building templates needs root and debootstrap")
+}
+
+// Both built-in templates build from the host's mirror; a rebuild is a new
+// version and leaves the old one as it was.
+func TestBuildDebianTemplates(t *testing.T) {
+	needsDebootstrap(t)
+	s := Store{Dir: t.TempDir()}
+	ctx := context.Background()
+	var log strings.Builder
+	base, err := s.BuildDebian(ctx, "base", DebianOptions{}, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "Base system installed successfully") {
+		t.Errorf("no progress shown:\n%s", log.String())
+	}
+	for _, f := range []string{"bin/bash", "usr/bin/curl", "usr/bin/git", "usr/bin/ps", "etc/ssl/certs/ca-certificates.crt"} {
+		if _, err := os.Stat(filepath.Join(base.Rootfs(), f)); err != nil {
+			t.Errorf("base lacks %s: %v", f, err)
+		}
+	}
+	if info, err := os.Stat(filepath.Join(base.Rootfs(), "workspace")); err != nil || !info.IsDir() {
+		t.Errorf("base has no /workspace: %v", err)
+	}
+	ci, err := s.BuildDebian(ctx, "code-interpreter", DebianOptions{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ci.Rootfs(), "usr/lib/python3/dist-packages/numpy")); err != nil {
+		t.Errorf("code-interpreter lacks numpy: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ci.Rootfs(), "usr/bin/pip3")); err != nil {
+		t.Errorf("code-interpreter lacks pip: %v", err)
+	}
+	marker := filepath.Join(base.Rootfs(), "etc", "hostname")
+	before, _ := os.ReadFile(marker)
+	again, err := s.BuildDebian(ctx, "base", DebianOptions{Packages: []string{"bash"}}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Version == base.Version || again.Dir == base.Dir {
+		t.Fatal("a rebuild reused the version directory")
+	}
+	if cur, err := s.Current("base"); err != nil || cur.Version != again.Version {
+		t.Fatalf("current is %+v (%v), want the rebuild", cur, err)
+	}
+	if after, err := os.ReadFile(marker); err != nil || string(after) != string(before) {
+		t.Fatalf("the old version changed: %v", err)
+	}
+	list, err := s.List()
+	if err != nil || len(list) != 2 || list[0].Name != "base" || list[1].Name != "code-interpreter" {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(s.Dir, "*", ".building-*"))
+	if len(leftovers) > 0 {
+		t.Fatalf("build directories left behind: %v", leftovers)
+	}
+}
