@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/sbxdev/sbx/template"
 	"github.com/spf13/cobra"
@@ -10,15 +11,25 @@ import (
 
 func newTemplateBuild(g *globals) *cobra.Command {
 	var opts template.DebianOptions
+	var from string
+	oci := template.OCIOptions{Username: os.Getenv("SBX_REGISTRY_USERNAME"), Password: os.Getenv("SBX_REGISTRY_PASSWORD")}
 	cmd := &cobra.Command{
 		Use:   "build NAME",
-		Short: "Build a new version of a template (base, code-interpreter, or NAME with --package)",
-		Long: `Build a new version of a template as a Debian root made by debootstrap from
-this host's Debian mirror. Old versions stay as they were; new sandboxes use
-the newest. Progress goes to stderr; the version directory to stdout.`,
+		Short: "Build a new version of a template (base, code-interpreter, NAME with --package, or NAME --from IMAGE)",
+		Long: `Build a new version of a template: a Debian root made by debootstrap from
+this host's Debian mirror, or with --from the flattened root of an OCI image
+(credentials from $SBX_REGISTRY_USERNAME and $SBX_REGISTRY_PASSWORD, else the
+Docker config). Old versions stay as they were; new sandboxes use the newest.
+Progress goes to stderr; the version directory to stdout.`,
 		Args: args("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := g.templates().BuildDebian(cmd.Context(), args[0], opts, g.opts.Stderr)
+			var t template.Template
+			var err error
+			if from != "" {
+				t, err = g.templates().BuildOCI(cmd.Context(), args[0], from, oci, g.opts.Stderr)
+			} else {
+				t, err = g.templates().BuildDebian(cmd.Context(), args[0], opts, g.opts.Stderr)
+			}
 			if err != nil {
 				return err
 			}
@@ -32,5 +43,7 @@ the newest. Progress goes to stderr; the version directory to stdout.`,
 	f.StringVar(&opts.Suite, "suite", "bookworm", "Debian suite")
 	f.StringVar(&opts.Mirror, "mirror", "", "Debian mirror (default: the one this host's apt uses)")
 	f.StringSliceVar(&opts.Packages, "package", nil, "packages to include (default: the recipe of NAME)")
+	f.StringVar(&from, "from", "", "build from this OCI image reference instead of Debian")
+	f.BoolVar(&oci.Insecure, "insecure", false, "with --from: allow a plain-HTTP registry")
 	return cmd
 }

@@ -1,0 +1,179 @@
+package template
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// OCIOptions say where and how to pull an image template.
+type OCIOptions struct {
+	Username, Password string // registry credentials; else the Docker config's, else anonymous
+	Insecure           bool   // allow plain HTTP registries
+}
+
+// BuildOCI builds a new version of template name from an OCI image: it pulls
+// the image for linux/amd64 (or the host's architecture) with
+// go-containerregistry, flattens its layers and unpacks them, confined to the
+// new root, with /workspace added.
+func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOptions, progress io.Writer) (Template, error) {
+	if err := CheckName(tmplName); err != nil {
+		return Template{}, err
+	}
+	var nameOpts []name.Option
+	if opts.Insecure {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	ref, err := name.ParseReference(image, nameOpts...)
+	if err != nil {
+		return Template{}, fmt.Errorf("image %q: %w", image, err)
+	}
+	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
+	if opts.Username != "" {
+		auth = remote.WithAuth(&authn.Basic{Username: opts.Username, Password: opts.Password})
+	}
+	fmt.Fprintf(progress, "pulling %s\n", ref)
+	img, err := remote.Image(ref, auth, remote.WithContext(ctx), remote.WithPlatform(v1.Platform{OS: "linux", Architecture: hostArch()}))
+	if err != nil {
+		return Template{}, fmt.Errorf("pulling %s: %w", ref, err)
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return Template{}, fmt.Errorf("pulling %s: %w", ref, err)
+	}
+	now := time.Now().UTC()
+	t := Template{Name: tmplName, Version: now.Format("20060102T150405.000000Z"), Created: now,
+		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest)}
+	if err := os.MkdirAll(filepath.Join(s.Dir, tmplName), 0o755); err != nil {
+		return t, err
+	}
+	building, err := os.MkdirTemp(filepath.Join(s.Dir, tmplName), ".building-")
+	if err != nil {
+		return t, err
+	}
+	defer os.RemoveAll(building)
+	rootfs := filepath.Join(building, "rootfs")
+	if err := os.Mkdir(rootfs, 0o755); err != nil {
+		return t, err
+	}
+	flat := mutate.Extract(img)
+	defer flat.Close()
+	n, err := unpack(flat, rootfs)
+	if err != nil {
+		return t, fmt.Errorf("unpacking %s: %w", ref, err)
+	}
+	fmt.Fprintf(progress, "unpacked %d entries of %s\n", n, digest)
+	if err := finishRoot(rootfs); err != nil {
+		return t, err
+	}
+	if t, err = s.publish(t, building); err == nil {
+		fmt.Fprintf(progress, "template %s version %s is ready\n", tmplName, t.Version)
+	}
+	return t, err
+}
+
+// unpack writes a tar stream into dir through an os.Root, so that no entry,
+// and no symlink an earlier entry made, can reach outside dir. Hard links are
+// made last: a flattened image lists its top layer first, so a link can come
+// before the file it names.
+func unpack(r io.Reader, dir string) (int, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	asRoot := os.Geteuid() == 0
+	tr := tar.NewReader(r)
+	n := 0
+	var links [][2]string // target, name
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			for _, l := range links {
+				root.Remove(l[1])
+				if err := root.Link(l[0], l[1]); err != nil {
+					return n, err
+				}
+				n++
+			}
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		p := path.Clean(strings.TrimPrefix(h.Name, "/"))
+		if p == "." {
+			continue
+		}
+		if strings.HasPrefix(p, "../") || p == ".." {
+			return n, fmt.Errorf("entry %q leaves the root", h.Name)
+		}
+		if dir := path.Dir(p); dir != "." {
+			if err := root.MkdirAll(dir, 0o755); err != nil {
+				return n, err
+			}
+		}
+		mode := h.FileInfo().Mode().Perm() | h.FileInfo().Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := root.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return n, err
+			}
+		case tar.TypeReg:
+			root.Remove(p)
+			f, err := root.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+			if err != nil {
+				return n, err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return n, err
+			}
+		case tar.TypeSymlink:
+			root.Remove(p)
+			if err := root.Symlink(h.Linkname, p); err != nil {
+				return n, err
+			}
+		case tar.TypeLink:
+			links = append(links, [2]string{path.Clean(strings.TrimPrefix(h.Linkname, "/")), p})
+			continue
+		default:
+			continue // devices, fifos: sandboxes get their own /dev
+		}
+		n++
+		if h.Typeflag == tar.TypeSymlink {
+			if asRoot {
+				root.Lchown(p, h.Uid, h.Gid)
+			}
+			continue
+		}
+		if asRoot {
+			if err := root.Lchown(p, h.Uid, h.Gid); err != nil {
+				return n, err
+			}
+		}
+		if err := root.Chmod(p, mode); err != nil {
+			return n, err
+		}
+	}
+}
+
+// hostArch is the OCI name of this machine's architecture (Go's names match).
+func hostArch() string { return runtime.GOARCH }

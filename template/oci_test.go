@@ -1,0 +1,158 @@
+package template
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+type entry struct {
+	name, body, link string
+	kind             byte
+	mode             int64
+}
+
+// layer makes an image layer from entries.
+func layer(t *testing.T, entries ...entry) v1.Layer {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range entries {
+		h := &tar.Header{Name: e.name, Typeflag: e.kind, Mode: e.mode, Linkname: e.link, Size: int64(len(e.body))}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte(e.body))
+	}
+	tw.Close()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// privateRegistry runs a registry that wants user:secret, and pushes img to it.
+func privateRegistry(t *testing.T, repo string, layers ...v1.Layer) string {
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "user" || p != "secret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		reg.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/" + repo + ":v1"
+	img, err := mutate.AppendLayers(empty.Image, layers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: hostArch()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := name.ParseReference(ref, name.Insecure)
+	if err := remote.Write(r, img, remote.WithAuth(&authn.Basic{Username: "user", Password: "secret"})); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+func TestBuildFromOCIImage(t *testing.T) {
+	ref := privateRegistry(t, "team/tools",
+		layer(t, entry{name: "etc/", kind: tar.TypeDir, mode: 0o755},
+			entry{name: "etc/motd", body: "old", kind: tar.TypeReg, mode: 0o644},
+			entry{name: "usr/bin/tool", body: "#!/bin/sh\n", kind: tar.TypeReg, mode: 0o755},
+			entry{name: "bin", link: "usr/bin", kind: tar.TypeSymlink, mode: 0o777}),
+		layer(t, entry{name: "etc/motd", body: "hello", kind: tar.TypeReg, mode: 0o600},
+			entry{name: "usr/bin/tool2", link: "usr/bin/tool", kind: tar.TypeLink}))
+	s := Store{Dir: t.TempDir()}
+	ctx := context.Background()
+	if _, err := s.BuildOCI(ctx, "tools", ref, OCIOptions{Insecure: true, Username: "user", Password: "wrong"}, io.Discard); err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToUpper(err.Error()), "UNAUTHORIZED") {
+		t.Fatalf("pull with bad credentials: %v", err)
+	}
+	var log strings.Builder
+	tmpl, err := s.BuildOCI(ctx, "tools", ref, OCIOptions{Insecure: true, Username: "user", Password: "secret"}, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	root := tmpl.Rootfs()
+	if b, _ := os.ReadFile(filepath.Join(root, "etc/motd")); string(b) != "hello" {
+		t.Errorf("the upper layer does not win: %q", b)
+	}
+	if info, _ := os.Stat(filepath.Join(root, "etc/motd")); info.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", info.Mode())
+	}
+	if target, _ := os.Readlink(filepath.Join(root, "bin")); target != "usr/bin" {
+		t.Errorf("symlink %q", target)
+	}
+	a, _ := os.Stat(filepath.Join(root, "usr/bin/tool"))
+	b, _ := os.Stat(filepath.Join(root, "usr/bin/tool2"))
+	if !os.SameFile(a, b) || a.Mode().Perm() != 0o755 {
+		t.Errorf("hard link or mode lost")
+	}
+	if info, err := os.Stat(filepath.Join(root, "workspace")); err != nil || !info.IsDir() {
+		t.Errorf("no /workspace")
+	}
+	if cur, _ := s.Current("tools"); cur.Version != tmpl.Version || !strings.HasPrefix(cur.Source, "oci ") || !strings.Contains(cur.Source, "@sha256:") {
+		t.Errorf("current %+v", cur)
+	}
+}
+
+// An image cannot write outside its root, through ".." or a hard link (which
+// go-containerregistry drops while flattening) or through a symlink an earlier
+// layer planted (which the os.Root unpacking refuses).
+func TestOCIImageCannotEscape(t *testing.T) {
+	outside := t.TempDir()
+	for name, layers := range map[string][]v1.Layer{
+		"dotdot": {layer(t, entry{name: "../../escaped", body: "x", kind: tar.TypeReg, mode: 0o644})},
+		"symlink": {
+			layer(t, entry{name: "out", link: outside, kind: tar.TypeSymlink, mode: 0o777}),
+			layer(t, entry{name: "out/escaped", body: "x", kind: tar.TypeReg, mode: 0o644}),
+		},
+		"hardlink": {layer(t, entry{name: "passwd", link: "../../../../etc/passwd", kind: tar.TypeLink})},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ref := privateRegistry(t, "evil/"+name, layers...)
+			s := Store{Dir: t.TempDir()}
+			tmpl, err := s.BuildOCI(context.Background(), "evil", ref, OCIOptions{Insecure: true, Username: "user", Password: "secret"}, io.Discard)
+			if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+				t.Fatal("a file was written outside the root")
+			}
+			if name == "symlink" {
+				if err == nil {
+					t.Fatal("writing through a planted symlink did not fail the build")
+				}
+				if _, err := s.Current("evil"); err == nil {
+					t.Fatal("a failed build became current")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			passwd, _ := os.Stat("/etc/passwd")
+			if got, err := os.Stat(filepath.Join(tmpl.Rootfs(), "passwd")); err == nil && os.SameFile(got, passwd) {
+				t.Fatal("the template links the host's /etc/passwd")
+			}
+		})
+	}
+}
