@@ -9,6 +9,8 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require github.com/opencontainers/runtime-spec v1.3.0 // indirect
+
 require (
 	github.com/docker/cli v29.7.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.3 // indirect
