@@ -9,7 +9,7 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/opencontainers/runtime-spec v1.3.0 // indirect
+require github.com/opencontainers/runtime-spec v1.3.0
 
 require (
 	github.com/docker/cli v29.7.2+incompatible // indirect
