@@ -44,6 +44,8 @@ func TestBadRequests(t *testing.T) {
 		{"bad state filter", "GET", "/api/v1/sandboxes?state=sleeping", nil, 400, `state "sleeping"`, "state"},
 		{"bad limit", "GET", "/api/v1/sandboxes?limit=0", nil, 400, "limit", "limit"},
 		{"unknown query", "GET", "/api/v1/sandboxes?colour=red", nil, 400, `unknown query parameter "colour"`, "colour"},
+		{"unknown query on get", "GET", "/api/v1/sandboxes/" + sb.ID + "?verbose=1", nil, 400, `unknown query parameter "verbose"; this endpoint takes none`, "verbose"},
+		{"unknown query on metrics", "GET", "/api/v1/sandboxes/" + sb.ID + "/metrics?x=1", nil, 400, `unknown query parameter "x"`, "x"},
 		{"bad cursor", "GET", "/api/v1/sandboxes?cursor=nope", nil, 400, "cursor", ""},
 		{"bad metadata filter", "GET", "/api/v1/sandboxes?metadata=novalue", nil, 400, "key=value", "metadata"},
 		{"bad log cursor", "GET", "/api/v1/sandboxes/" + sb.ID + "/logs?cursor=zz", nil, 400, "cursor", ""},

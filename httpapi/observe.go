@@ -40,6 +40,10 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request, ref string) {
 }
 
 func (s *Server) sandboxMetrics(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)

@@ -73,7 +73,7 @@ var operations = map[string]op{
 			{"metadata", "Only sandboxes whose metadata has key=value; repeat for several pairs.", str, true}, limitParam, cursor},
 		status: 200, response: apiv1.SandboxList{}, errors: []int{400, 401}},
 	"GET /api/v1/sandboxes/{id}": {id: "getSandbox", summary: "A sandbox: state, runtime URL and token while running, timestamps, timeline, diagnostic, credits",
-		status: 200, response: apiv1.Sandbox{}, errors: readErrs},
+		status: 200, response: apiv1.Sandbox{}, errors: []int{400, 401, 404}},
 	"DELETE /api/v1/sandboxes/{id}": {id: "deleteSandbox", summary: "Kill a sandbox; its row stays for audit and billing",
 		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"POST /api/v1/sandboxes/{id}/connect": {id: "connectSandbox", summary: "Runtime URL and token; resumes a paused sandbox and extends the timeout",
@@ -89,7 +89,7 @@ var operations = map[string]op{
 	"GET /api/v1/sandboxes/{id}/logs": {id: "sandboxLogs", summary: "A page of the sandbox's log, oldest first: lifecycle lines and the provider's own",
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
 	"GET /api/v1/sandboxes/{id}/metrics": {id: "sandboxMetrics", summary: "CPU, memory, processes, network and disk of a running sandbox",
-		status: 200, response: apiv1.Metrics{}, errors: []int{401, 404, 409, 501, 502, 503}},
+		status: 200, response: apiv1.Metrics{}, errors: []int{400, 401, 404, 409, 501, 502, 503}},
 
 	"GET /api/v1/org/{org}/sandboxes": {id: "orgSandboxes", summary: "The org's sandbox ledger",
 		query:  []param{states, {"project_id", "Only this project's sandboxes.", str, false}, limitParam, cursor},

@@ -31,6 +31,10 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -141,7 +145,11 @@ func onlyParams(q url.Values, allowed ...string) error {
 			ok = ok || k == a
 		}
 		if !ok {
-			return sbx.Invalid(k, "unknown query parameter %q; this endpoint takes %s", k, strings.Join(allowed, ", "))
+			takes := "none"
+			if len(allowed) > 0 {
+				takes = strings.Join(allowed, ", ")
+			}
+			return sbx.Invalid(k, "unknown query parameter %q; this endpoint takes %s", k, takes)
 		}
 	}
 	return nil
