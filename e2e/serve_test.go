@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 // The real binary with no flags beyond its place: first start bootstraps
@@ -78,7 +79,7 @@ func TestBinaryIsStaticAndLean(t *testing.T) {
 func checkRunsc(t *testing.T, s *server) {
 	want := os.Getenv("SBX_RUNSC")
 	if want == "" {
-		if os.Getenv("CI") == "true" {
+		if testenv.InCI() {
 			t.Fatal("SBX_RUNSC is not set: scripts/test.sh builds runsc and sets it")
 		}
 		t.Log("SBX_RUNSC is not set; not checking the runsc report (scripts/test.sh builds runsc and sets it)")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/providertest"
 	"github.com/sbxdev/sbx/template"
 )
@@ -23,7 +24,7 @@ var templates template.Store
 func TestMain(m *testing.M) {
 	code := func() int {
 		if why := missing(); why != "" {
-			if os.Getenv("CI") == "true" {
+			if testenv.InCI() {
 				fmt.Fprintln(os.Stderr, "local provider tests need", why)
 				return 1
 			}
