@@ -3,6 +3,8 @@ package sbx
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -110,4 +112,28 @@ type Metrics struct {
 	NetRxBytes    int64
 	NetTxBytes    int64
 	DiskUsedBytes int64
+}
+
+// idHandle is the data of a version-1 handle that is just the provider's ID.
+type idHandle struct {
+	ID string `json:"id"`
+}
+
+// IDHandle returns a version-1 handle holding only a provider sandbox ID, for
+// providers that need nothing more to find their compute again.
+func IDHandle(id string) Handle {
+	data, _ := json.Marshal(idHandle{ID: id})
+	return Handle{Version: 1, Data: data}
+}
+
+// HandleID reads the ID from a handle IDHandle made; valid vets the ID.
+func HandleID(h Handle, valid func(string) bool) (string, error) {
+	if h.Version != 1 {
+		return "", fmt.Errorf("handle version %d is not one this provider made", h.Version)
+	}
+	var d idHandle
+	if err := json.Unmarshal(h.Data, &d); err != nil || d.ID == "" || !valid(d.ID) {
+		return "", errors.New("handle is malformed")
+	}
+	return d.ID, nil
 }

@@ -7,7 +7,6 @@ package local
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -180,25 +179,11 @@ func (p *Provider) sandboxesDir() string { return filepath.Join(p.cfg.DataDir, "
 
 func (p *Provider) dir(id string) string { return filepath.Join(p.sandboxesDir(), id) }
 
-type handleData struct {
-	ID string `json:"id"`
-}
-
 func instance(m meta, status sbx.InstanceStatus) sbx.Instance {
-	data, _ := json.Marshal(handleData{ID: m.ProviderID})
-	return sbx.Instance{SandboxID: m.SandboxID, ProviderSandboxID: m.ProviderID, Status: status, Handle: sbx.Handle{Version: 1, Data: data}}
+	return sbx.Instance{SandboxID: m.SandboxID, ProviderSandboxID: m.ProviderID, Status: status, Handle: sbx.IDHandle(m.ProviderID)}
 }
 
-func handleID(h sbx.Handle) (string, error) {
-	if h.Version != 1 {
-		return "", fmt.Errorf("handle version %d is not one the local provider made", h.Version)
-	}
-	var d handleData
-	if err := json.Unmarshal(h.Data, &d); err != nil || !idPattern.MatchString(d.ID) {
-		return "", errors.New("handle is malformed")
-	}
-	return d.ID, nil
-}
+func handleID(h sbx.Handle) (string, error) { return sbx.HandleID(h, idPattern.MatchString) }
 
 func writeJSON(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")

@@ -44,10 +44,6 @@ type record struct {
 	Log        []sbx.LogLine      `json:"log"`
 }
 
-type handleData struct {
-	ID string `json:"id"`
-}
-
 // NewMemory returns a Memory provider.
 func NewMemory(opts MemoryOptions) *Memory {
 	return &Memory{opts: opts, mem: map[string]*record{}}
@@ -249,17 +245,9 @@ func (m *Memory) save(r *record) error {
 func (m *Memory) file(id string) string { return filepath.Join(m.opts.StateDir, id+".json") }
 
 func (r *record) instance() sbx.Instance {
-	data, _ := json.Marshal(handleData{ID: r.ProviderID})
-	return sbx.Instance{SandboxID: r.SandboxID, ProviderSandboxID: r.ProviderID, Status: r.Status, Handle: sbx.Handle{Version: 1, Data: data}}
+	return sbx.Instance{SandboxID: r.SandboxID, ProviderSandboxID: r.ProviderID, Status: r.Status, Handle: sbx.IDHandle(r.ProviderID)}
 }
 
 func handleID(h sbx.Handle) (string, error) {
-	if h.Version != 1 {
-		return "", fmt.Errorf("handle version %d is not one this provider made", h.Version)
-	}
-	var d handleData
-	if err := json.Unmarshal(h.Data, &d); err != nil || d.ID == "" || strings.ContainsAny(d.ID, "/.") {
-		return "", errors.New("handle is malformed")
-	}
-	return d.ID, nil
+	return sbx.HandleID(h, func(id string) bool { return !strings.ContainsAny(id, "/.") })
 }
