@@ -31,6 +31,25 @@ type Provider interface {
 	List(ctx context.Context) ([]Instance, error)
 }
 
+// Hibernator is implemented by providers that can hibernate: checkpoint a
+// sandbox's memory and processes to disk and release them. Resume wakes a
+// hibernated sandbox (a restore) as it continues a paused one.
+type Hibernator interface {
+	Hibernate(ctx context.Context, h Handle) error
+}
+
+// Died is what a provider says about compute that ended on its own.
+type Died struct {
+	ProviderSandboxID string
+	Diagnostic        string // why, for the user: out of memory, the runtime's last log lines, …
+}
+
+// Watcher is implemented by providers that notice compute ending on its own
+// (out of memory, a crashed runtime); the lifecycle marks those sandboxes failed.
+type Watcher interface {
+	Watch(ctx context.Context, died func(Died))
+}
+
 // LogReader is implemented by providers that keep a sandbox's own output.
 type LogReader interface {
 	Logs(ctx context.Context, h Handle) ([]LogLine, error)
@@ -81,9 +100,10 @@ type InstanceStatus string
 
 // The instance statuses.
 const (
-	InstanceRunning InstanceStatus = "running"
-	InstancePaused  InstanceStatus = "paused"
-	InstanceDead    InstanceStatus = "dead" // present but no longer running (crashed, exited)
+	InstanceRunning    InstanceStatus = "running"
+	InstancePaused     InstanceStatus = "paused"
+	InstanceHibernated InstanceStatus = "hibernated" // checkpointed to disk; Resume restores it
+	InstanceDead       InstanceStatus = "dead"       // present but no longer running (crashed, exited)
 )
 
 // Handle is the opaque, versioned state a provider needs to find its compute

@@ -72,11 +72,12 @@ type Intent string
 
 // The intents.
 const (
-	IntentNone     Intent = ""
-	IntentCreating Intent = "creating"
-	IntentPausing  Intent = "pausing"
-	IntentResuming Intent = "resuming"
-	IntentKilling  Intent = "killing"
+	IntentNone        Intent = ""
+	IntentCreating    Intent = "creating"
+	IntentPausing     Intent = "pausing"
+	IntentHibernating Intent = "hibernating"
+	IntentResuming    Intent = "resuming"
+	IntentKilling     Intent = "killing"
 )
 
 // Resources are what a sandbox asked for.
@@ -112,6 +113,7 @@ type Sandbox struct {
 	CreatedAt         time.Time
 	StartedAt         time.Time // zero until running
 	PausedAt          time.Time // last pause; zero when never paused
+	Hibernated        bool      // paused with its memory on disk and its processes released
 	EndedAt           time.Time // zero until final
 	Timeout           time.Duration
 	ExpiresAt         time.Time // zero while paused or final

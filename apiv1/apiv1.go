@@ -31,6 +31,11 @@ type TimeoutRequest struct {
 	Timeout *int64 `json:"timeout,omitempty" minimum:"1" doc:"Seconds."`
 }
 
+// PauseRequest is the body of POST …/pause.
+type PauseRequest struct {
+	Hibernate bool `json:"hibernate,omitempty" doc:"Checkpoint memory and processes to disk and release them (a running or memory-paused sandbox); resume restores it. Default: freeze in memory."`
+}
+
 // RefreshRequest is the body of POST …/refreshes.
 type RefreshRequest struct {
 	Duration *int64 `json:"duration,omitempty" minimum:"1" maximum:"3600" doc:"Seconds; default the sandbox timeout, at most 3600."`
@@ -53,6 +58,7 @@ type Sandbox struct {
 	CreatedAt             time.Time         `json:"createdAt"`
 	StartedAt             *time.Time        `json:"startedAt,omitempty"`
 	PausedAt              *time.Time        `json:"pausedAt,omitempty"`
+	Hibernated            bool              `json:"hibernated,omitempty" doc:"Paused with its memory on disk and its processes released; resume restores it."`
 	EndedAt               *time.Time        `json:"endedAt,omitempty"`
 	ExpiresAt             *time.Time        `json:"expiresAt,omitempty"`
 	Timeout               int64             `json:"timeout"` // seconds

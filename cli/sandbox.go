@@ -108,10 +108,14 @@ func pages[T any](cursor string, all bool, fetch func(cursor string) ([]T, strin
 
 // stateText is a sandbox's state with why it paused or ended.
 func stateText(sb *apiv1.Sandbox) string {
-	if r := reason(sb); r != "" {
-		return sb.State + " (" + r + ")"
+	state := sb.State
+	if sb.Hibernated {
+		state += ", hibernated"
 	}
-	return sb.State
+	if r := reason(sb); r != "" {
+		return state + " (" + r + ")"
+	}
+	return state
 }
 
 // reason is why a sandbox paused or ended, if it did.

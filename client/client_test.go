@@ -128,6 +128,7 @@ func TestSandboxActions(t *testing.T) {
 		want request
 	}{
 		{"pause", func() error { return sb.Pause(ctx) }, request{Method: "POST", Path: base + "/pause", Body: map[string]any{}}},
+		{"hibernate", func() error { return sb.Hibernate(ctx) }, request{Method: "POST", Path: base + "/pause", Body: map[string]any{"hibernate": true}}},
 		{"resume keeps", func() error { return sb.Resume(ctx, 0) }, request{Method: "POST", Path: base + "/resume", Body: map[string]any{}}},
 		{"resume", func() error { return sb.Resume(ctx, 5*time.Minute) }, request{Method: "POST", Path: base + "/resume", Body: map[string]any{"timeout": 300.0}}},
 		{"refresh default", func() error { return sb.Refresh(ctx, 0) }, request{Method: "POST", Path: base + "/refreshes", Body: map[string]any{}}},

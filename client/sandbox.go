@@ -47,8 +47,11 @@ func (s *Sandbox) Refresh(ctx context.Context, d time.Duration) error {
 	return s.settle(s.c.Refresh(ctx, s.ID(), d))
 }
 
-// Pause pauses the sandbox.
+// Pause pauses the sandbox, frozen in memory.
 func (s *Sandbox) Pause(ctx context.Context) error { return s.settle(s.c.Pause(ctx, s.ID())) }
+
+// Hibernate checkpoints the sandbox to disk and releases its memory.
+func (s *Sandbox) Hibernate(ctx context.Context) error { return s.settle(s.c.Hibernate(ctx, s.ID())) }
 
 // Resume resumes the paused sandbox; timeout 0 keeps its timeout.
 func (s *Sandbox) Resume(ctx context.Context, timeout time.Duration) error {

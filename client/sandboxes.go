@@ -102,9 +102,15 @@ func (c *Client) Delete(ctx context.Context, id string) (*apiv1.Sandbox, error) 
 	return call[apiv1.Sandbox](ctx, c, http.MethodDelete, sandboxPath(id), nil, nil)
 }
 
-// Pause pauses a running sandbox.
+// Pause pauses a running sandbox, frozen in memory.
 func (c *Client) Pause(ctx context.Context, id string) (*apiv1.Sandbox, error) {
-	return c.action(ctx, id, "pause", struct{}{})
+	return c.action(ctx, id, "pause", apiv1.PauseRequest{})
+}
+
+// Hibernate checkpoints a running or paused sandbox to disk and releases its
+// processes and memory; Resume restores it.
+func (c *Client) Hibernate(ctx context.Context, id string) (*apiv1.Sandbox, error) {
+	return c.action(ctx, id, "pause", apiv1.PauseRequest{Hibernate: true})
 }
 
 // Resume resumes a paused sandbox; timeout 0 keeps its timeout.

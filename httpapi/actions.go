@@ -32,11 +32,15 @@ func (s *Server) refreshSandbox(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pauseSandbox(w http.ResponseWriter, r *http.Request) {
-	var body struct{}
+	var body apiv1.PauseRequest
 	if !s.decode(w, r, &body) {
 		return
 	}
-	sb, err := s.mgr.Pause(r.Context(), caller(r), r.PathValue("id"), sbx.PauseUser)
+	pause := s.mgr.Pause
+	if body.Hibernate {
+		pause = s.mgr.Hibernate
+	}
+	sb, err := pause(r.Context(), caller(r), r.PathValue("id"), sbx.PauseUser)
 	s.answer(w, r, sb, err)
 }
 

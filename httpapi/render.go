@@ -32,7 +32,7 @@ func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 		OrgID: sb.OrgID, WorkspaceID: sb.WorkspaceID, ProjectID: sb.ProjectID,
 		CreatedAt: sb.CreatedAt, StartedAt: timePtr(sb.StartedAt), PausedAt: timePtr(sb.PausedAt),
 		EndedAt: timePtr(sb.EndedAt), ExpiresAt: timePtr(sb.ExpiresAt), LastSettledAt: timePtr(sb.LastSettledAt),
-		Timeout: int64(sb.Timeout / time.Second), AutoPause: sb.AutoPause,
+		Hibernated: sb.Hibernated, Timeout: int64(sb.Timeout / time.Second), AutoPause: sb.AutoPause,
 		CPU: float64(sb.Resources.MilliCPU) / 1000, MemoryMB: sb.Resources.MemoryMB,
 		EnvVarNames: sb.EnvVarNames, Metadata: sb.Metadata,
 		// Rates arrive with the meter; until then nothing accrues between settlements.

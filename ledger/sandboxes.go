@@ -18,7 +18,7 @@ import (
 const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider_sandbox_id, kind, template_id,
 	state, intent, pause_reason, end_reason, diagnostic, created_at, started_at, paused_at, ended_at,
 	timeout_s, expires_at, auto_pause, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
-	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at`
+	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated`
 
 // InsertSandbox records a new sandbox together with the first steps of its timeline.
 func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx.Event) error {
@@ -35,13 +35,13 @@ func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
 			string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
 			sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
 			int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause, sb.Resources.MilliCPU, sb.Resources.MemoryMB,
 			gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
-			handle, s.seal.Seal(sb.AccessToken), sb.UpdatedAt.UnixMicro())
+			handle, s.seal.Seal(sb.AccessToken), sb.UpdatedAt.UnixMicro(), sb.Hibernated)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
 				return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
@@ -102,11 +102,11 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 		_, err = tx.ExecContext(ctx, `UPDATE sandboxes SET provider_sandbox_id = ?, state = ?, intent = ?,
 			pause_reason = ?, end_reason = ?, diagnostic = ?, started_at = ?, paused_at = ?, ended_at = ?,
 			timeout_s = ?, expires_at = ?, billed_micros = ?, last_settled_at = ?, handle = ?, access_token = ?,
-			updated_at = ? WHERE id = ?`,
+			updated_at = ?, hibernated = ? WHERE id = ?`,
 			sb.ProviderSandboxID, string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason),
 			sb.Diagnostic, micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt), int64(sb.Timeout/time.Second),
 			micros(sb.ExpiresAt), sb.BilledMicros, micros(sb.LastSettledAt), handle, s.seal.Seal(sb.AccessToken),
-			sb.UpdatedAt.UnixMicro(), sb.ID)
+			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.ID)
 		if err != nil {
 			return err
 		}
@@ -199,6 +199,18 @@ func (s *Store) Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, erro
 	return s.scanSandboxes(rows)
 }
 
+// IdlePaused returns the sandboxes paused in memory (not hibernated) since
+// before or earlier, with nothing in progress: the idle policy hibernates them.
+func (s *Store) IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+		WHERE state = 'paused' AND hibernated = 0 AND intent = '' AND paused_at <= ?
+		ORDER BY paused_at`, before.UnixMicro())
+	if err != nil {
+		return nil, err
+	}
+	return s.scanSandboxes(rows)
+}
+
 // NextExpiry returns the earliest expiry of a running sandbox, or the zero time.
 func (s *Store) NextExpiry(ctx context.Context) (time.Time, error) {
 	var at sql.NullInt64
@@ -251,7 +263,7 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 	err := row.Scan(&sb.ID, &sb.OrgID, &sb.WorkspaceID, &sb.ProjectID, &sb.Provider, &sb.ProviderSandboxID, &kind,
 		&sb.TemplateID, &state, &intent, &pause, &end, &sb.Diagnostic, &created, &started, &paused, &ended,
 		&timeoutS, &expires, &sb.AutoPause, &sb.Resources.MilliCPU, &sb.Resources.MemoryMB, &gpuType, &gpuCount,
-		&gpuFraction, &envNames, &meta, &sb.BilledMicros, &set, &handle, &token, &updated)
+		&gpuFraction, &envNames, &meta, &sb.BilledMicros, &set, &handle, &token, &updated, &sb.Hibernated)
 	if err != nil {
 		return sb, err
 	}

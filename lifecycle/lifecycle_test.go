@@ -108,8 +108,8 @@ func newEnv(t *testing.T) *env {
 // instance over the same compute, as after a restart.
 func (e *env) manager() *lifecycle.Manager {
 	e.prov = providertest.NewMemory(providertest.MemoryOptions{StateDir: filepath.Join(e.dir, "compute")})
-	return lifecycle.New(e.store, []sbx.Provider{e.prov}, lifecycle.Config{DefaultProvider: providertest.MemoryName, MaxTimeout: 24 * time.Hour},
-		e.clock, slog.New(slog.DiscardHandler))
+	return lifecycle.New(e.store, []sbx.Provider{e.prov}, lifecycle.Config{DefaultProvider: providertest.MemoryName, MaxTimeout: 24 * time.Hour,
+		HibernateAfter: 10 * time.Minute}, e.clock, slog.New(slog.DiscardHandler))
 }
 
 func (e *env) create(req lifecycle.CreateRequest) sbx.Sandbox {
@@ -253,6 +253,65 @@ func TestTransitions(t *testing.T) {
 	}
 	if list, _ := e.prov.List(ctx); len(list) != 0 {
 		t.Errorf("compute left after kill: %+v", list)
+	}
+}
+
+func TestHibernateAndWake(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	sb := e.create(lifecycle.CreateRequest{})
+	h, err := e.m.Hibernate(ctx, e.caller, sb.ProviderSandboxID, sbx.PauseUser)
+	if err != nil || h.State != sbx.StatePaused || !h.Hibernated || h.PauseReason != sbx.PauseUser || !h.ExpiresAt.IsZero() {
+		t.Fatalf("hibernate: %v %+v", err, h)
+	}
+	_, err = e.m.Hibernate(ctx, e.caller, sb.ID, sbx.PauseUser)
+	wantCode(t, err, sbx.EConflict, "already hibernated")
+	_, err = e.m.Pause(ctx, e.caller, sb.ID, sbx.PauseUser)
+	wantCode(t, err, sbx.EConflict, "it is paused")
+	if in, _ := e.prov.List(ctx); len(in) != 1 || in[0].Status != sbx.InstanceHibernated {
+		t.Fatalf("provider holds %+v", in)
+	}
+	r, err := e.m.Resume(ctx, e.caller, sb.ID, 0)
+	if err != nil || r.State != sbx.StateRunning || r.Hibernated {
+		t.Fatalf("wake: %v %+v", err, r)
+	}
+	if got := e.steps(r); got != "creating,ready,hibernating,hibernated,resuming,resumed" {
+		t.Errorf("timeline %s", got)
+	}
+}
+
+// The idle policy hibernates a sandbox left paused in memory for
+// HibernateAfter, keeping its pause reason, and a restart adopts it hibernated.
+func TestIdlePolicyHibernatesPausedSandboxes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	idle := e.create(lifecycle.CreateRequest{Timeout: time.Minute, AutoPause: true})
+	busy := e.create(lifecycle.CreateRequest{})
+	e.clock.Advance(time.Minute)
+	e.m.Reap(ctx)
+	if got := e.get(idle.ID); got.State != sbx.StatePaused || got.Hibernated {
+		t.Fatalf("after the timeout: %s hibernated=%v, want paused in memory", got.State, got.Hibernated)
+	}
+	e.clock.Advance(10*time.Minute - time.Microsecond)
+	e.m.Reap(ctx)
+	if e.get(idle.ID).Hibernated {
+		t.Fatal("hibernated before the idle policy allows")
+	}
+	e.clock.Advance(time.Microsecond)
+	e.m.Reap(ctx)
+	got := e.get(idle.ID)
+	if got.State != sbx.StatePaused || !got.Hibernated || got.PauseReason != sbx.PauseTimeout {
+		t.Fatalf("idle sandbox: %s hibernated=%v reason %s", got.State, got.Hibernated, got.PauseReason)
+	}
+	if e.get(busy.ID).Hibernated {
+		t.Fatal("a running sandbox was hibernated")
+	}
+	e.m = e.manager()
+	if err := e.m.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(idle.ID); got.State != sbx.StatePaused || !got.Hibernated {
+		t.Fatalf("after restart: %s hibernated=%v", got.State, got.Hibernated)
 	}
 }
 

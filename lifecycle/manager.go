@@ -24,6 +24,7 @@ type Config struct {
 	MaxTimeout      time.Duration // the largest timeout a caller may set
 	ReadyTimeout    time.Duration // how long waitReady waits before a 504
 	CreateTimeout   time.Duration // how long a provider may take to create
+	HibernateAfter  time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
 }
 
 // Manager drives sandboxes through their lifecycle.

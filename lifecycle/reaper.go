@@ -12,6 +12,7 @@ const reapEvery = 500 * time.Millisecond
 
 // RunReaper enforces timeouts until ctx ends: at expiry a sandbox is killed
 // (end reason timeout) or, with autoPause, paused with pause_reason timeout.
+// It also hibernates sandboxes left paused longer than the idle policy allows.
 func (m *Manager) RunReaper(ctx context.Context) {
 	for {
 		m.Reap(ctx)
@@ -47,6 +48,30 @@ func (m *Manager) Reap(ctx context.Context) {
 		}
 		if err != nil && sbx.ErrorCode(err) != sbx.EConflict {
 			m.log.Warn("reaper: enforcing timeout", "sandbox", sb.ID, "err", err)
+		}
+	}
+	m.hibernateIdle(ctx)
+}
+
+// hibernateIdle applies the idle policy: a sandbox paused in memory for
+// HibernateAfter is hibernated, so that it holds no host memory.
+func (m *Manager) hibernateIdle(ctx context.Context) {
+	if m.cfg.HibernateAfter <= 0 {
+		return
+	}
+	idle, err := m.store.IdlePaused(ctx, m.clock.Now().Add(-m.cfg.HibernateAfter))
+	if err != nil {
+		if ctx.Err() == nil {
+			m.log.Error("reaper: listing idle sandboxes", "err", err)
+		}
+		return
+	}
+	for _, sb := range idle {
+		if m.canHibernate(sb) != nil {
+			continue
+		}
+		if _, err := m.hibernate(ctx, sb.ID, sb.PauseReason); err != nil && sbx.ErrorCode(err) != sbx.EConflict {
+			m.log.Warn("reaper: hibernating an idle sandbox", "sandbox", sb.ID, "err", err)
 		}
 	}
 }

@@ -94,16 +94,17 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 		if sb.StartedAt.IsZero() {
 			sb.StartedAt = now
 		}
-		if in.Status == sbx.InstancePaused {
+		if in.Status == sbx.InstancePaused || in.Status == sbx.InstanceHibernated {
 			if sb.State != sbx.StatePaused {
 				sb.State, sb.PauseReason, sb.PausedAt = sbx.StatePaused, sbx.PauseUser, now
 			}
-			sb.ExpiresAt = time.Time{}
+			sb.ExpiresAt, sb.Hibernated = time.Time{}, in.Status == sbx.InstanceHibernated
 			return
 		}
 		if sb.State != sbx.StateRunning || sb.ExpiresAt.IsZero() {
 			sb.State, sb.PauseReason, sb.ExpiresAt = sbx.StateRunning, "", now.Add(sb.Timeout)
 		}
+		sb.Hibernated = false
 	})
 }
 

@@ -16,6 +16,7 @@ type step struct {
 	from    []sbx.State // states the operation may start from
 	intent  sbx.Intent
 	begin   string                                                        // timeline step written with the intent
+	check   func(sb *sbx.Sandbox) error                                   // optional: more conditions on the row
 	prepare func(sb *sbx.Sandbox)                                         // optional: changes written with the intent
 	call    func(context.Context, sbx.Provider, sbx.Sandbox) (any, error) // the provider call
 	settle  func(sb *sbx.Sandbox, result any)                             // applies a successful outcome
@@ -34,6 +35,11 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 	sb, err := m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		if err := allowed(sb, st.verb, st.from); err != nil {
 			return nil, err
+		}
+		if st.check != nil {
+			if err := st.check(sb); err != nil {
+				return nil, err
+			}
 		}
 		sb.Intent, sb.UpdatedAt = st.intent, m.clock.Now()
 		if st.prepare != nil {
@@ -105,6 +111,54 @@ func (m *Manager) pause(ctx context.Context, id string, reason sbx.PauseReason) 
 	})
 }
 
+// Hibernate checkpoints a running or paused sandbox to disk and releases its
+// processes and memory; it stays paused (for reason, when it was running)
+// and Resume wakes it.
+func (m *Manager) Hibernate(ctx context.Context, c sbx.Caller, ref string, reason sbx.PauseReason) (sbx.Sandbox, error) {
+	sb, err := m.Get(ctx, c, ref)
+	if err != nil {
+		return sb, err
+	}
+	if err := m.canHibernate(sb); err != nil {
+		return sb, err
+	}
+	return m.hibernate(ctx, sb.ID, reason)
+}
+
+// canHibernate answers a 501 when the sandbox's provider cannot hibernate.
+func (m *Manager) canHibernate(sb sbx.Sandbox) error {
+	p, err := m.provider(sb.Provider)
+	if err != nil {
+		return err
+	}
+	if _, ok := p.(sbx.Hibernator); !ok {
+		return sbx.Errorf(sbx.EUnsupported, "provider %s cannot hibernate sandboxes; pause keeps them in memory", p.Name())
+	}
+	return nil
+}
+
+func (m *Manager) hibernate(ctx context.Context, id string, reason sbx.PauseReason) (sbx.Sandbox, error) {
+	return m.run(ctx, id, step{
+		verb: "hibernate", from: []sbx.State{sbx.StateRunning, sbx.StatePaused}, intent: sbx.IntentHibernating,
+		begin: "hibernating", done: "hibernated",
+		check: func(sb *sbx.Sandbox) error {
+			if sb.Hibernated {
+				return sbx.Errorf(sbx.EConflict, "cannot hibernate sandbox %s: it is already hibernated", sb.ProviderSandboxID)
+			}
+			return nil
+		},
+		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
+			return nil, p.(sbx.Hibernator).Hibernate(ctx, sb.Handle)
+		},
+		settle: func(sb *sbx.Sandbox, _ any) {
+			if sb.State == sbx.StateRunning {
+				sb.State, sb.PauseReason, sb.PausedAt, sb.ExpiresAt = sbx.StatePaused, reason, m.clock.Now(), time.Time{}
+			}
+			sb.Hibernated = true
+		},
+	})
+}
+
 // Resume continues a paused sandbox; timeout, when not zero, replaces its timeout.
 func (m *Manager) Resume(ctx context.Context, c sbx.Caller, ref string, timeout time.Duration) (sbx.Sandbox, error) {
 	if timeout != 0 {
@@ -130,7 +184,7 @@ func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration) 
 				sb.Timeout = timeout
 			}
 			sb.Handle = result.(sbx.Handle)
-			sb.State, sb.PauseReason, sb.ExpiresAt = sbx.StateRunning, "", m.clock.Now().Add(sb.Timeout)
+			sb.State, sb.PauseReason, sb.ExpiresAt, sb.Hibernated = sbx.StateRunning, "", m.clock.Now().Add(sb.Timeout), false
 		},
 	})
 }

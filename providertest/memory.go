@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -87,13 +88,19 @@ func (m *Memory) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error
 
 // Pause implements sbx.Provider.
 func (m *Memory) Pause(ctx context.Context, h sbx.Handle) error {
-	_, err := m.change(h, sbx.InstanceRunning, sbx.InstancePaused, "paused")
+	_, err := m.change(h, sbx.InstancePaused, "paused", sbx.InstanceRunning)
+	return err
+}
+
+// Hibernate implements sbx.Hibernator.
+func (m *Memory) Hibernate(ctx context.Context, h sbx.Handle) error {
+	_, err := m.change(h, sbx.InstanceHibernated, "hibernated", sbx.InstanceRunning, sbx.InstancePaused)
 	return err
 }
 
 // Resume implements sbx.Provider.
 func (m *Memory) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error) {
-	r, err := m.change(h, sbx.InstancePaused, sbx.InstanceRunning, "resumed")
+	r, err := m.change(h, sbx.InstanceRunning, "resumed", sbx.InstancePaused, sbx.InstanceHibernated)
 	if err != nil {
 		return sbx.Handle{}, err
 	}
@@ -189,8 +196,8 @@ func (m *Memory) get(h sbx.Handle) (*record, error) {
 	return m.load(id)
 }
 
-// change moves a record from one status to another.
-func (m *Memory) change(h sbx.Handle, from, to sbx.InstanceStatus, line string) (*record, error) {
+// change moves a record from one of the statuses from to status to.
+func (m *Memory) change(h sbx.Handle, to sbx.InstanceStatus, line string, from ...sbx.InstanceStatus) (*record, error) {
 	id, err := handleID(h)
 	if err != nil {
 		return nil, err
@@ -201,8 +208,8 @@ func (m *Memory) change(h sbx.Handle, from, to sbx.InstanceStatus, line string) 
 	if err != nil {
 		return nil, err
 	}
-	if r.Status != from {
-		return nil, fmt.Errorf("sandbox %s is %s, not %s", id, r.Status, from)
+	if !slices.Contains(from, r.Status) {
+		return nil, fmt.Errorf("sandbox %s is %s, not %v", id, r.Status, from)
 	}
 	r.Status = to
 	r.Log = append(r.Log, sbx.LogLine{At: time.Now().UTC(), Source: "stdout", Line: line})

@@ -38,6 +38,9 @@ func Run(t *testing.T, f Factory) {
 	})
 	t.Run("CreateListKill", func(t *testing.T) { testCreateListKill(t, f) })
 	t.Run("PauseResume", func(t *testing.T) { testPauseResume(t, f) })
+	if _, ok := f.New(t).(sbx.Hibernator); ok {
+		t.Run("HibernateWake", func(t *testing.T) { testHibernate(t, f) })
+	}
 	t.Run("ConcurrentCreates", func(t *testing.T) { testConcurrent(t, f) })
 	t.Run("CanceledCreate", func(t *testing.T) { testCanceled(t, f) })
 	t.Run("BadHandle", func(t *testing.T) { testBadHandle(t, f) })
@@ -137,6 +140,47 @@ func testPauseResume(t *testing.T, f Factory) {
 	wantStatus(t, ctx, p, spec.SandboxID, sbx.InstanceRunning)
 	if _, err := p.Resume(ctx, h); err == nil {
 		t.Error("resuming a running sandbox must fail")
+	}
+}
+
+// testHibernate hibernates a running and a paused sandbox, wakes them, and,
+// when the provider can be reopened, wakes one hibernated by an earlier process.
+func testHibernate(t *testing.T, f Factory) {
+	p, ctx := f.New(t), f.ctx(t)
+	hib := p.(sbx.Hibernator)
+	spec, in := f.create(t, p)
+	if err := hib.Hibernate(ctx, in.Handle); err != nil {
+		t.Fatalf("Hibernate: %v", err)
+	}
+	wantStatus(t, ctx, p, spec.SandboxID, sbx.InstanceHibernated)
+	if err := hib.Hibernate(ctx, in.Handle); err == nil {
+		t.Error("hibernating a hibernated sandbox must fail")
+	}
+	if err := p.Pause(ctx, in.Handle); err == nil {
+		t.Error("pausing a hibernated sandbox must fail")
+	}
+	h, err := p.Resume(ctx, in.Handle)
+	if err != nil {
+		t.Fatalf("Resume of a hibernated sandbox: %v", err)
+	}
+	wantStatus(t, ctx, p, spec.SandboxID, sbx.InstanceRunning)
+
+	if err := p.Pause(ctx, h); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	if err := hib.Hibernate(ctx, h); err != nil {
+		t.Fatalf("Hibernate of a paused sandbox: %v", err)
+	}
+	wantStatus(t, ctx, p, spec.SandboxID, sbx.InstanceHibernated)
+	if f.Reopen != nil {
+		p = f.Reopen(t, p)
+	}
+	if h, err = p.Resume(ctx, h); err != nil {
+		t.Fatalf("Resume of a sandbox hibernated by an earlier process: %v", err)
+	}
+	wantStatus(t, ctx, p, spec.SandboxID, sbx.InstanceRunning)
+	if err := p.Kill(ctx, h); err != nil {
+		t.Fatal(err)
 	}
 }
 
