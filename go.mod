@@ -6,15 +6,12 @@ require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/uuid v1.6.0
 	github.com/spf13/cobra v1.10.2
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
 	modernc.org/sqlite v1.61.1
 )
 
 require github.com/opencontainers/runtime-spec v1.3.0
-
-require (
-	github.com/vishvananda/netlink v1.3.1 // indirect
-	github.com/vishvananda/netns v0.0.5 // indirect
-)
 
 require (
 	github.com/docker/cli v29.7.2+incompatible // indirect

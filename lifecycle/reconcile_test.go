@@ -117,3 +117,29 @@ func (e *env) insertStarting() sbx.Sandbox {
 	}
 	return sb
 }
+
+// Compute that dies while sbx runs fails its sandbox at once, with the
+// provider's diagnostic, and what is left of it is freed.
+func TestWatcherFailsSandboxesThatDie(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.m.RunWatchers(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	sb := e.create(lifecycle.CreateRequest{})
+	other := e.create(lifecycle.CreateRequest{})
+	for e.get(sb.ID).State != sbx.StateFailed {
+		e.prov.Crash(sb.ProviderSandboxID) // until Watch has started
+		waitState(t, e, sb.ID, sbx.StateFailed, 10*time.Millisecond)
+	}
+	got := e.get(sb.ID)
+	if got.EndReason != sbx.EndError || got.Diagnostic != "the sandbox crashed" || got.EndedAt.IsZero() {
+		t.Fatalf("dead sandbox: %+v", got)
+	}
+	if in, _ := e.prov.List(context.Background()); len(in) != 1 || in[0].SandboxID != other.ID {
+		t.Fatalf("compute after the death: %+v", in)
+	}
+	if e.get(other.ID).State != sbx.StateRunning {
+		t.Fatal("another sandbox was touched")
+	}
+}

@@ -24,9 +24,10 @@ const MemoryName = "memory"
 // process, so that a restarted server can adopt what an earlier one made.
 // Templates whose name starts with "fail-" fail to create.
 type Memory struct {
-	opts MemoryOptions
-	mu   sync.Mutex
-	mem  map[string]*record // without a state directory
+	opts    MemoryOptions
+	mu      sync.Mutex
+	mem     map[string]*record // without a state directory
+	watcher func(sbx.Died)     // set while Watch runs
 }
 
 // MemoryOptions configure a Memory provider.
@@ -174,16 +175,32 @@ func (m *Memory) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, error)
 	return sbx.Metrics{At: now, CPUSeconds: now.Sub(r.Created).Seconds(), MemoryBytes: 1 << 20, Processes: 1}, nil
 }
 
-// Crash marks a sandbox's compute as dead, as if its process had exited.
+// Crash marks a sandbox's compute as dead, as if its process had exited,
+// and tells Watch when it runs.
 func (m *Memory) Crash(providerID string) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	r, err := m.load(providerID)
-	if err != nil {
-		return err
+	if err == nil {
+		r.Status = sbx.InstanceDead
+		err = m.save(r)
 	}
-	r.Status = sbx.InstanceDead
-	return m.save(r)
+	died := m.watcher
+	m.mu.Unlock()
+	if err == nil && died != nil {
+		died(sbx.Died{ProviderSandboxID: providerID, Diagnostic: "the sandbox crashed"})
+	}
+	return err
+}
+
+// Watch implements sbx.Watcher: Crash reports to died until ctx ends.
+func (m *Memory) Watch(ctx context.Context, died func(sbx.Died)) {
+	m.mu.Lock()
+	m.watcher = died
+	m.mu.Unlock()
+	<-ctx.Done()
+	m.mu.Lock()
+	m.watcher = nil
+	m.mu.Unlock()
 }
 
 func (m *Memory) get(h sbx.Handle) (*record, error) {

@@ -7,10 +7,12 @@
 // Placer never lets the shares on one card add up to more than 100 percent,
 // and billing charges for the share. It is not a hardware limit.
 //
-// The package has three parts, one file each:
-//   - the inventory: Discover asks nvidia-smi what cards the host has;
-//     ParseInventory reads an inventory an operator (or a test) names;
-//   - placement: a Placer hands out shares of cards to owners (sandboxes);
-//   - devices: the host device nodes a placement needs, as OCI devices for
-//     the sandbox's spec (their presence turns nvproxy on).
+// The package has three parts:
+//   - the inventory (inventory.go, discover.go): Discover asks nvidia-smi what
+//     cards the host has; ParseInventory reads an inventory an operator (or a
+//     test) names;
+//   - placement (placer.go): a Placer hands out shares of cards to owners
+//     (sandboxes) and takes them back;
+//   - devices (devices.go): the host device nodes a placement needs, as OCI
+//     devices for the sandbox's spec (their presence turns nvproxy on).
 package gpu

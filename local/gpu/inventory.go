@@ -9,7 +9,7 @@ import (
 
 // Card is one GPU of the host.
 type Card struct {
-	Index    int    // nvidia-smi's index; the card's device node is /dev/nvidia<Index>
+	Index    int    // nvidia-smi's index; DeviceNodes takes /dev/nvidia<Index> as its device node
 	UUID     string // stable across reboots, unlike the index
 	Name     string // as the driver reports it, e.g. "NVIDIA H100 80GB HBM3"
 	Type     string // the lowercase model token sandboxes ask for, e.g. "h100"
@@ -64,7 +64,7 @@ func ParseInventory(s string) (Inventory, error) {
 		}
 		typ = strings.ToLower(strings.TrimSpace(typ))
 		if !typePattern.MatchString(typ) {
-			return nil, fmt.Errorf("GPU inventory %q: entry %q: type %q must be letters and digits, e.g. h100", s, entry, typ)
+			return nil, fmt.Errorf("GPU inventory %q: entry %q: %q is not a GPU type like h100 or a10g", s, entry, typ)
 		}
 		count, err := strconv.Atoi(strings.TrimSpace(countText))
 		if err != nil || count < 1 {

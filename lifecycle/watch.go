@@ -1,0 +1,49 @@
+package lifecycle
+
+import (
+	"context"
+	"sync"
+
+	"github.com/sbxdev/sbx"
+)
+
+// RunWatchers listens, until ctx ends, to every provider that reports compute
+// ending on its own, and marks those sandboxes failed with the provider's
+// diagnostic.
+func (m *Manager) RunWatchers(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, p := range m.providers {
+		if w, ok := p.(sbx.Watcher); ok {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.Watch(ctx, func(d sbx.Died) { m.died(ctx, p, d) })
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// died fails a sandbox whose compute ended on its own, then has the provider
+// free what is left of it. A sandbox with an operation in flight is left to
+// that operation, which meets the failure itself.
+func (m *Manager) died(ctx context.Context, p sbx.Provider, d sbx.Died) {
+	sb, err := m.store.GetSandbox(ctx, "", d.ProviderSandboxID)
+	if err != nil || sb.Provider != p.Name() {
+		return
+	}
+	unlock, err := m.lock(ctx, sb.ID)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	if sb, err = m.store.GetSandbox(ctx, "", sb.ID); err != nil || sb.Intent != sbx.IntentNone ||
+		(sb.State != sbx.StateRunning && sb.State != sbx.StatePaused) {
+		return
+	}
+	m.log.Warn("sandbox died", "sandbox", sb.ID, "provider", p.Name(), "diagnostic", d.Diagnostic)
+	m.fail(ctx, sb.ID, sbx.EndError, d.Diagnostic)
+	if err := p.Kill(ctx, sb.Handle); err != nil {
+		m.log.Warn("freeing a dead sandbox; the next reconcile retries", "sandbox", sb.ID, "err", err)
+	}
+}

@@ -1,0 +1,258 @@
+// Package network gives each local sandbox its own network: a network
+// namespace (/run/netns/sbx-<id>) holding one end of a veth pair, named eth0,
+// with an IPv4 address from a /30 of a pool; the host end is the sandbox's
+// gateway. One nftables table (family inet) NATs the pool to the outside and
+// enforces each sandbox's egress policy: the internet is allowed, private,
+// link-local, loopback and reserved ranges, other sandboxes and the host
+// itself are not, unless the policy allows them; DenyAll allows nothing but
+// the policy's allow-list.
+//
+// The Manager records each attachment as a JSON file in its state directory.
+// The nftables table is derived from those records and replaced atomically on
+// every change, so a restarted process picks up where the last one left off
+// and running sandboxes keep their network throughout.
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Config configures a Manager. Only StateDir is required.
+type Config struct {
+	Pool     netip.Prefix // addresses for sandboxes, split into /30s; default 10.201.0.0/16
+	StateDir string       // where each attachment is recorded, one JSON file per sandbox
+	Table    string       // nftables table name (family inet); default "sbx"
+
+	// Nameservers may be reached on port 53 (udp and tcp) by every sandbox
+	// without DenyAll, even on private addresses. Default: the IPv4
+	// nameservers in /etc/resolv.conf.
+	Nameservers []netip.Addr
+}
+
+// Attachment is a sandbox's network.
+type Attachment struct {
+	ID      string       // the sandbox's provider ID
+	Netns   string       // path of the network namespace, for the OCI spec
+	HostIf  string       // host end of the veth
+	Addr    netip.Prefix // the sandbox's address, with its /30 prefix length
+	Gateway netip.Addr   // the host end's address
+	Policy  Policy
+}
+
+// Manager attaches sandboxes to the network. It is safe for concurrent use.
+type Manager struct {
+	cfg Config
+
+	mu       sync.Mutex
+	attached map[string]Attachment // by ID; mirrors the records in cfg.StateDir
+}
+
+const (
+	defaultTable = "sbx"
+	netnsDir     = "/run/netns"
+	netnsPrefix  = "sbx-"
+)
+
+var (
+	defaultPool = netip.MustParsePrefix("10.201.0.0/16")
+	validID     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	validTable  = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+)
+
+// New checks cfg, enables IPv4 forwarding and (re)installs the nftables table
+// from the attachments recorded in cfg.StateDir, so that a restart keeps
+// running sandboxes' rules and addresses.
+func New(cfg Config) (*Manager, error) {
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	attached, err := loadRecords(cfg.StateDir, cfg.Pool)
+	if err != nil {
+		return nil, err
+	}
+	if err := enableForwarding(); err != nil {
+		return nil, err
+	}
+	m := &Manager{cfg: cfg, attached: attached}
+	if err := m.syncRules(context.Background()); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func withDefaults(cfg Config) (Config, error) {
+	if !cfg.Pool.IsValid() {
+		cfg.Pool = defaultPool
+	}
+	if err := checkPool(cfg.Pool); err != nil {
+		return cfg, err
+	}
+	if cfg.StateDir == "" {
+		return cfg, errors.New("network: Config.StateDir is required")
+	}
+	if cfg.Table == "" {
+		cfg.Table = defaultTable
+	}
+	if !validTable.MatchString(cfg.Table) {
+		return cfg, fmt.Errorf("network: table name %q: want letters, digits and _ only", cfg.Table)
+	}
+	if cfg.Nameservers == nil {
+		ns, err := resolvConfNameservers("/etc/resolv.conf")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Nameservers = ns
+	}
+	servers := make([]netip.Addr, 0, len(cfg.Nameservers))
+	for _, ns := range cfg.Nameservers {
+		if !ns.Unmap().Is4() {
+			return cfg, fmt.Errorf("network: nameserver %s is not IPv4", ns)
+		}
+		servers = append(servers, ns.Unmap())
+	}
+	slices.SortFunc(servers, netip.Addr.Compare)
+	cfg.Nameservers = slices.Compact(servers)
+	return cfg, nil
+}
+
+func enableForwarding() error {
+	if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
+		return fmt.Errorf("network: enable IPv4 forwarding: %w", err)
+	}
+	return nil
+}
+
+// Attach allocates a /30 from the pool, creates the sandbox's namespace and
+// veth pair, configures both ends, installs the sandbox's egress rules,
+// records the attachment and returns it. On failure it undoes what it did.
+func (m *Manager) Attach(ctx context.Context, id string, p Policy) (Attachment, error) {
+	if !validID.MatchString(id) {
+		return Attachment{}, fmt.Errorf("network: invalid sandbox ID %q: want %s", id, validID)
+	}
+	allow, err := normalizeAllow(p.Allow)
+	if err != nil {
+		return Attachment{}, err
+	}
+	p.Allow = allow
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.attached[id]; ok {
+		return Attachment{}, fmt.Errorf("network: sandbox %s is already attached", id)
+	}
+	addr, gw, err := allocate(m.cfg.Pool, m.attached)
+	if err != nil {
+		return Attachment{}, err
+	}
+	a := Attachment{
+		ID:      id,
+		Netns:   filepath.Join(netnsDir, netnsPrefix+id),
+		HostIf:  hostIfName(id),
+		Addr:    addr,
+		Gateway: gw,
+		Policy:  p,
+	}
+	if _, err := os.Lstat(a.Netns); err == nil {
+		return Attachment{}, fmt.Errorf("network: attach %s: namespace %s already exists; Detach removes it", id, a.Netns)
+	}
+	if err := m.attach(ctx, a); err != nil {
+		undo := m.detach(context.WithoutCancel(ctx), id)
+		return Attachment{}, errors.Join(fmt.Errorf("network: attach %s: %w", id, err), undo)
+	}
+	return a, nil
+}
+
+func (m *Manager) attach(ctx context.Context, a Attachment) error {
+	if err := createLinks(a); err != nil {
+		return err
+	}
+	if err := prepare(a); err != nil {
+		return err
+	}
+	m.attached[a.ID] = a
+	if err := m.syncRules(ctx); err != nil {
+		return err
+	}
+	return saveRecord(m.cfg.StateDir, a)
+}
+
+// Prepare (re)puts the sandbox's address and default route in its namespace
+// and brings eth0 and lo up. runsc takes the interface over and removes its
+// address from the namespace, so call Prepare before every `runsc run` and
+// `runsc restore`. It is idempotent.
+func (m *Manager) Prepare(a Attachment) error {
+	if err := prepare(a); err != nil {
+		return fmt.Errorf("network: prepare %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// Detach removes the sandbox's rules, veth, namespace and record, which
+// returns its address to the pool. What is already gone is fine, so Detach
+// also removes a namespace that List reported without a record.
+func (m *Manager) Detach(ctx context.Context, id string) error {
+	if !validID.MatchString(id) {
+		return fmt.Errorf("network: invalid sandbox ID %q: want %s", id, validID)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.detach(ctx, id); err != nil {
+		return fmt.Errorf("network: detach %s: %w", id, err)
+	}
+	return nil
+}
+
+func (m *Manager) detach(ctx context.Context, id string) error {
+	var errs []error
+	if _, ok := m.attached[id]; ok {
+		delete(m.attached, id)
+		errs = append(errs, m.syncRules(ctx))
+	}
+	errs = append(errs,
+		removeVeth(hostIfName(id)),
+		removeNetns(filepath.Join(netnsDir, netnsPrefix+id)),
+		removeRecord(m.cfg.StateDir, id))
+	return errors.Join(errs...)
+}
+
+// List returns every recorded attachment, and, with only ID and Netns set,
+// every namespace named sbx-<id> that has no record: a restarted provider
+// removes those that no sandbox owns. It is sorted by ID.
+func (m *Manager) List() ([]Attachment, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list := make([]Attachment, 0, len(m.attached))
+	for _, a := range m.attached {
+		list = append(list, a)
+	}
+	entries, err := os.ReadDir(netnsDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("network: list namespaces: %w", err)
+	}
+	for _, e := range entries {
+		id, ok := strings.CutPrefix(e.Name(), netnsPrefix)
+		if _, recorded := m.attached[id]; ok && !recorded && validID.MatchString(id) {
+			list = append(list, Attachment{ID: id, Netns: filepath.Join(netnsDir, e.Name())})
+		}
+	}
+	slices.SortFunc(list, func(a, b Attachment) int { return strings.Compare(a.ID, b.ID) })
+	return list, nil
+}
+
+// Get returns the recorded attachment of a sandbox.
+func (m *Manager) Get(id string) (Attachment, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.attached[id]
+	return a, ok
+}
