@@ -31,6 +31,13 @@ type Provider interface {
 	List(ctx context.Context) ([]Instance, error)
 }
 
+// Admitter is implemented by providers that can refuse a create before it is
+// recorded: a template they lack, GPUs they cannot place. The error is the
+// caller's answer (a 400 or a 409 that names what is missing).
+type Admitter interface {
+	Admit(ctx context.Context, spec Spec) error
+}
+
 // Hibernator is implemented by providers that can hibernate: checkpoint a
 // sandbox's memory and processes to disk and release them. Resume wakes a
 // hibernated sandbox (a restore) as it continues a paused one.

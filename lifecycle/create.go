@@ -40,7 +40,8 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if err != nil {
 		return sbx.Sandbox{}, err
 	}
-	if req.Resources.GPU != nil && !p.Capabilities().GPU {
+	admit, admits := p.(sbx.Admitter)
+	if req.Resources.GPU != nil && !admits && !p.Capabilities().GPU {
 		return sbx.Sandbox{}, sbx.Errorf(sbx.EUnsupported, "provider %q does not offer GPUs", p.Name())
 	}
 	now := m.clock.Now()
@@ -56,6 +57,15 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		Timeout: req.Timeout, AutoPause: req.AutoPause, Resources: req.Resources,
 		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now,
 	}
+	spec := sbx.Spec{
+		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, Kind: sb.Kind,
+		Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken,
+	}
+	if admits {
+		if err := admit.Admit(ctx, spec); err != nil {
+			return sbx.Sandbox{}, err
+		}
+	}
 	if err := m.store.InsertSandbox(ctx, sb, m.event("creating", fmt.Sprintf("provider %s, template %s", p.Name(), sb.TemplateID))); err != nil {
 		return sbx.Sandbox{}, err
 	}
@@ -63,10 +73,6 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	m.mu.Lock()
 	m.creating[sb.ID] = done
 	m.mu.Unlock()
-	spec := sbx.Spec{
-		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, Kind: sb.Kind,
-		Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken,
-	}
 	m.wg.Add(1)
 	unlocked := make(chan struct{})
 	go func() {

@@ -30,8 +30,13 @@ func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
 		return err
 	}
 	held := map[string]sbx.Instance{}
+	var orphans []sbx.Instance // compute that no open row owns
 	for _, in := range insts {
-		held[in.SandboxID] = in
+		if in.SandboxID == "" {
+			orphans = append(orphans, in)
+		} else {
+			held[in.SandboxID] = in
+		}
 	}
 	rows, err := m.store.OpenSandboxes(ctx, p.Name())
 	if err != nil {
@@ -44,7 +49,10 @@ func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
 			return err
 		}
 	}
-	for _, in := range held { // compute that no open row owns
+	for _, in := range held {
+		orphans = append(orphans, in)
+	}
+	for _, in := range orphans {
 		m.log.Warn("reconcile: destroying compute the ledger does not own", "provider", p.Name(), "sandbox", in.SandboxID, "provider_id", in.ProviderSandboxID)
 		if err := p.Kill(ctx, in.Handle); err != nil {
 			return fmt.Errorf("destroying orphan %s: %w", in.ProviderSandboxID, err)

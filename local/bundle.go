@@ -14,11 +14,17 @@ var caps = []string{"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"}
 // maxPids bounds the host tasks of one sandbox's sentry (not guest processes).
 const maxPids = 4096
 
-// ociSpec is the OCI runtime spec of a sandbox: the template's tree as root
+// maxProcs bounds the processes inside one sandbox (RLIMIT_NPROC, which
+// gVisor enforces for the guest), so a fork bomb stops at the limit.
+const maxProcs = 2048
+
+// ociSpec is the OCI runtime spec of a sandbox: init as its first process, the template's tree as root
 // (runsc lays the sandbox's own upper layer over it), the requested CPU and
-// memory as cgroup limits, no capabilities beyond runsc's defaults, and the
-// caller's env. Tenant annotations are never copied in: some change runsc flags.
-func ociSpec(spec sbx.Spec, tmpl template.Template) *specs.Spec {
+// memory as cgroup limits, a process limit, no capabilities beyond runsc's
+// defaults, the caller's env, the network namespace netns (empty: a new
+// one) and the GPU devices. Tenant annotations are never copied in: some
+// change runsc flags.
+func ociSpec(spec sbx.Spec, tmpl template.Template, init []string, cgroupsPath, netns string, devices []specs.LinuxDevice) *specs.Spec {
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "TERM=xterm"}
 	keys := make([]string, 0, len(spec.Env))
 	for k := range spec.Env {
@@ -37,11 +43,11 @@ func ociSpec(spec sbx.Spec, tmpl template.Template) *specs.Spec {
 		Hostname: spec.ProviderSandboxID,
 		Root:     &specs.Root{Path: tmpl.Rootfs()},
 		Process: &specs.Process{
-			// Until the agent is PID 1, the sandbox holds one idle process.
-			Args: []string{"/bin/sleep", "infinity"},
+			Args: init,
 			Env:  env, Cwd: "/workspace", NoNewPrivileges: true,
 			Capabilities: &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps},
-			Rlimits:      []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1 << 20, Soft: 1 << 20}},
+			Rlimits: []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1 << 20, Soft: 1 << 20},
+				{Type: "RLIMIT_NPROC", Hard: maxProcs, Soft: maxProcs}},
 		},
 		Mounts: []specs.Mount{
 			{Destination: "/proc", Type: "proc", Source: "proc"},
@@ -49,13 +55,14 @@ func ociSpec(spec sbx.Spec, tmpl template.Template) *specs.Spec {
 			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
 		},
 		Linux: &specs.Linux{
-			CgroupsPath: "/sbx/" + spec.ProviderSandboxID,
+			CgroupsPath: cgroupsPath,
 			Resources: &specs.LinuxResources{
 				CPU:    &specs.LinuxCPU{Quota: &quota, Period: &period},
 				Memory: &specs.LinuxMemory{Limit: &memory},
 				Pids:   &specs.LinuxPids{Limit: &pids},
 			},
-			Namespaces: []specs.LinuxNamespace{{Type: "pid"}, {Type: "network"}, {Type: "ipc"}, {Type: "uts"}, {Type: "mount"}},
+			Namespaces: []specs.LinuxNamespace{{Type: "pid"}, {Type: "network", Path: netns}, {Type: "ipc"}, {Type: "uts"}, {Type: "mount"}},
+			Devices:    devices,
 		},
 	}
 }

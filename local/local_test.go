@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/providertest"
 	"github.com/sbxdev/sbx/template"
 )
@@ -55,21 +58,40 @@ func missing() string {
 	if os.Getenv("SBX_RUNSC") == "" {
 		return "$SBX_RUNSC (scripts/test.sh builds runsc and sets it)"
 	}
-	if _, err := exec.LookPath("debootstrap"); err != nil {
-		return "debootstrap"
+	for _, cmd := range []string{"debootstrap", "nft", "ip"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			return cmd
+		}
 	}
 	return ""
 }
 
+// testPool is the address pool of the package's sandboxes, apart from the
+// default pool and from the network package's tests.
+var testPool = netip.MustParsePrefix("10.236.0.0/22")
+
+// newProvider returns a provider with its own data directory and its own
+// nftables table; at cleanup every sandbox it holds is destroyed.
 func newProvider(t *testing.T) *Provider {
-	p, err := New(Config{DataDir: t.TempDir(), Runsc: os.Getenv("SBX_RUNSC"), Templates: templates})
+	dir := t.TempDir()
+	net, err := network.New(network.Config{Pool: testPool, StateDir: filepath.Join(dir, "network"),
+		Table: "sbxlocaltest", Nameservers: []netip.Addr{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// runsc bind-mounts an empty network namespace into its root for
-	// --network=none (twice, when sandboxes start together); unmount it so
-	// the test's directory can go.
+	p, err := New(Config{DataDir: dir, Runsc: os.Getenv("SBX_RUNSC"), Templates: templates, Network: net,
+		WatchEvery: 50 * time.Millisecond, CgroupParent: "sbxlocaltest"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
+		list, _ := p.List(context.Background())
+		for _, in := range list {
+			p.Kill(context.Background(), in.Handle)
+		}
+		// runsc bind-mounts an empty network namespace into its root (once
+		// per sandbox started at the same time); unmount it so the test's
+		// directory can go.
 		for syscall.Unmount(filepath.Join(p.rs.Root, "null-netns"), syscall.MNT_DETACH) == nil {
 		}
 	})
@@ -90,7 +112,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// exec runs a command in the sandbox with runsc directly.
+// create makes a sandbox with the given memory limit.
+func (p *Provider) create(t *testing.T, memoryMB int64) (string, sbx.Handle) {
+	t.Helper()
+	id := "t" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	in, err := p.Create(context.Background(), sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: id, TemplateID: "base",
+		Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: memoryMB}, Env: map[string]string{"GREETING": "hello"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, in.Handle
+}
+
+// execIn runs a command in the sandbox with runsc directly (the agent comes later).
 func (p *Provider) execIn(t *testing.T, id string, args ...string) string {
 	t.Helper()
 	out, err := p.rs.Run(context.Background(), nil, append([]string{"exec", id}, args...)...)
@@ -100,17 +134,45 @@ func (p *Provider) execIn(t *testing.T, id string, args ...string) string {
 	return string(out)
 }
 
-// A sandbox runs gVisor's kernel on the template's tree with its own writable
-// layer and its limits; a kill leaves nothing behind.
-func TestSandboxIsolationAndCleanup(t *testing.T) {
-	p := newProvider(t)
-	ctx := context.Background()
-	id := "t" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
-	in, err := p.Create(ctx, sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: id, TemplateID: "base",
-		Resources: sbx.Resources{MilliCPU: 500, MemoryMB: 256}, Env: map[string]string{"GREETING": "hello"}})
+// execDetached starts a command in the sandbox and returns at once; its
+// output is discarded (a pipe would be held open by the command).
+func (p *Provider) execDetached(t *testing.T, id string, args ...string) {
+	t.Helper()
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer devnull.Close()
+	if err := p.rs.Start(context.Background(), nil, devnull, append([]string{"exec", "--detach", id}, args...)...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// counter is an init process that counts in memory and writes the count to
+// /tmp/count every 50 ms.
+var counter = []string{"/bin/bash", "-c", "i=0; while :; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done"}
+
+// count waits until the sandbox's counter reaches at least min and returns it.
+func (p *Provider) count(t *testing.T, id string, min int) int {
+	t.Helper()
+	for range 200 {
+		var n int
+		fmt.Sscan(p.execIn(t, id, "cat", "/tmp/count"), &n)
+		if n >= min {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the counter in %s did not reach %d", id, min)
+	return 0
+}
+
+// A sandbox runs gVisor's kernel on the template's tree with its own writable
+// layer, its limits and its network; a kill leaves nothing behind.
+func TestSandboxIsolationAndCleanup(t *testing.T) {
+	p := newProvider(t)
+	ctx := context.Background()
+	id, h := p.create(t, 256)
 	if v := p.execIn(t, id, "cat", "/proc/version"); !strings.Contains(v, "gvisor") {
 		t.Errorf("the sandbox's kernel is not gVisor's: %s", v)
 	}
@@ -124,11 +186,27 @@ func TestSandboxIsolationAndCleanup(t *testing.T) {
 	if got := p.execIn(t, id, "cat", "/etc/sbx-marker"); got != "written\n" {
 		t.Errorf("the sandbox does not see its own write: %q", got)
 	}
-	cgroup := "/sys/fs/cgroup/memory/sbx/" + id + "/memory.limit_in_bytes"
+	if got := p.execIn(t, id, "/bin/bash", "-c", "ulimit -u; df -m / | tail -1"); !strings.HasPrefix(got, fmt.Sprint(maxProcs)+"\n") ||
+		!strings.Contains(got, fmt.Sprint(p.cfg.DiskMB)) {
+		t.Errorf("process limit and writable layer size: %q", got)
+	}
+	a, ok := p.cfg.Network.Get(id)
+	if !ok {
+		t.Fatal("no network attachment")
+	}
+	if got := p.execIn(t, id, "hostname", "-I"); strings.TrimSpace(got) != a.Addr.Addr().String() {
+		t.Errorf("the sandbox does not hold its address %s: %s", a.Addr, got)
+	}
+	cgroup := filepath.Join(p.memoryCgroup(id), "memory.limit_in_bytes")
 	if b, err := os.ReadFile(cgroup); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(256<<20) {
 		t.Errorf("memory limit %q (%v), want %d", b, err, 256<<20)
 	}
-	if err := p.Kill(ctx, in.Handle); err != nil {
+	m, err := p.Metrics(ctx, h)
+	if err != nil || m.CPUSeconds <= 0 || m.MemoryBytes <= 0 || m.Processes < 1 || m.DiskUsedBytes <= 0 {
+		t.Errorf("metrics %+v, %v", m, err)
+	}
+
+	if err := p.Kill(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p.dir(id)); !os.IsNotExist(err) {
@@ -136,6 +214,12 @@ func TestSandboxIsolationAndCleanup(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(cgroup)); !os.IsNotExist(err) {
 		t.Errorf("the cgroup survived the kill: %v", err)
+	}
+	if _, err := os.Stat(a.Netns); !os.IsNotExist(err) {
+		t.Errorf("the network namespace survived the kill: %v", err)
+	}
+	if _, ok := p.cfg.Network.Get(id); ok {
+		t.Error("the address was not returned to the pool")
 	}
 	if cs, _ := p.rs.List(ctx); len(cs) != 0 {
 		t.Errorf("runsc still lists %+v", cs)
@@ -150,9 +234,163 @@ func (p *Provider) mustTemplate(t *testing.T) template.Template {
 	return tmpl
 }
 
+// Pause keeps processes; hibernate releases them and their memory, and wake
+// brings back the file written before and the count kept in memory.
+func TestPauseAndHibernateKeepState(t *testing.T) {
+	p := newProvider(t)
+	ctx := context.Background()
+	p.cfg.Init = counter
+	id, h := p.create(t, 256)
+	p.count(t, id, 1)
+	p.execIn(t, id, "/bin/sh", "-c", "echo kept > /workspace/file")
+
+	if err := p.Pause(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if !p.alive(id) {
+		t.Fatal("a paused sandbox has no processes")
+	}
+	if _, err := p.Resume(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	before := p.count(t, id, 2)
+
+	if err := p.Hibernate(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if p.alive(id) {
+		t.Fatal("a hibernated sandbox still has processes")
+	}
+	if _, err := os.Stat(p.memoryCgroup(id)); !os.IsNotExist(err) {
+		t.Errorf("a hibernated sandbox still holds its cgroup: %v", err)
+	}
+	if _, err := p.Resume(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.execIn(t, id, "cat", "/workspace/file"); got != "kept\n" {
+		t.Errorf("file after wake: %q", got)
+	}
+	after := p.count(t, id, before)
+	if later := p.count(t, id, after+1); later <= after {
+		t.Error("the counter does not run after wake")
+	}
+	if _, err := os.Stat(p.imageDir(id)); !os.IsNotExist(err) {
+		t.Error("the checkpoint outlived the wake")
+	}
+}
+
+// A sandbox that allocates past its memory limit dies and is reported out of
+// memory; one whose runsc is killed is reported with its last log lines.
+func TestWatchReportsDeaths(t *testing.T) {
+	p := newProvider(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	died := make(chan sbx.Died, 4)
+	go p.Watch(ctx, func(d sbx.Died) { died <- d })
+
+	oom, _ := p.create(t, 128)
+	other, _ := p.create(t, 128)
+	p.execDetached(t, oom, "/usr/bin/tail", "/dev/zero")
+	d := <-died
+	if d.ProviderSandboxID != oom || !strings.Contains(d.Diagnostic, "out of memory") || !strings.Contains(d.Diagnostic, "128 MB") {
+		t.Fatalf("died %+v, want %s out of memory", d, oom)
+	}
+
+	st, err := p.rs.State(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(st.PID, syscall.SIGKILL)
+	d = <-died
+	if d.ProviderSandboxID != other || !strings.Contains(d.Diagnostic, "stopped running") {
+		t.Fatalf("died %+v, want %s stopped", d, other)
+	}
+	list, _ := p.List(ctx)
+	for _, in := range list {
+		if in.Status != sbx.InstanceDead {
+			t.Errorf("List says %s is %s", in.ProviderSandboxID, in.Status)
+		}
+	}
+}
+
+// A fork bomb stops at the process limit and harms neither the host nor
+// another sandbox.
+func TestForkBombIsContained(t *testing.T) {
+	p := newProvider(t)
+	bomb, _ := p.create(t, 512)
+	other, _ := p.create(t, 256)
+	p.execDetached(t, bomb, "/bin/bash", "-c", "b() { b | b & }; b")
+	time.Sleep(2 * time.Second) // let it grow to its limit
+	if got := p.execIn(t, other, "echo", "fine"); got != "fine\n" {
+		t.Fatalf("the other sandbox: %q", got)
+	}
+	if err := exec.Command("/bin/true").Run(); err != nil {
+		t.Fatalf("the host cannot start a process: %v", err)
+	}
+	if p.alive(bomb) {
+		out, _ := p.rs.Run(context.Background(), nil, "exec", bomb, "/bin/sh", "-c", "ls /proc | grep -c '^[0-9]'")
+		var n int
+		fmt.Sscan(string(out), &n)
+		if n > maxProcs+10 {
+			t.Errorf("%d processes in the bombed sandbox, over the limit %d", n, maxProcs)
+		}
+	}
+}
+
+// After a restart, a new provider lists running, paused and hibernated
+// sandboxes as they are, and lists leftovers no record owns for removal.
+func TestListAfterRestart(t *testing.T) {
+	p := newProvider(t)
+	ctx := context.Background()
+	running, _ := p.create(t, 128)
+	paused, ph := p.create(t, 128)
+	hib, hh := p.create(t, 128)
+	if err := p.Pause(ctx, ph); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Hibernate(ctx, hh); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.cfg.Network.Attach(ctx, "orphan-net", network.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := New(p.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]sbx.InstanceStatus{}
+	list, err := q.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range list {
+		got[in.ProviderSandboxID] = in.Status
+		if in.ProviderSandboxID == "orphan-net" && in.SandboxID != "" {
+			t.Error("an orphan network attachment is listed with an owner")
+		}
+	}
+	want := map[string]sbx.InstanceStatus{running: sbx.InstanceRunning, paused: sbx.InstancePaused, hib: sbx.InstanceHibernated, "orphan-net": sbx.InstanceDead}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after restart List = %v, want %v", got, want)
+	}
+	if err := q.Kill(ctx, sbx.IDHandle("orphan-net")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := q.cfg.Network.Get("orphan-net"); ok {
+		t.Error("killing an orphan left its network")
+	}
+	if _, err := q.Resume(ctx, hh); err != nil {
+		t.Fatalf("wake after restart: %v", err)
+	}
+}
+
 func TestUnknownTemplate(t *testing.T) {
 	p := newProvider(t)
-	_, err := p.Create(context.Background(), sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: "tnope", TemplateID: "nope"})
+	spec := sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: "tnope", TemplateID: "nope"}
+	if err := p.Admit(context.Background(), spec); sbx.ErrorCode(err) != sbx.EInvalid || !strings.Contains(err.Error(), "sbx template build nope") {
+		t.Fatalf("Admit of an unknown template: %v", err)
+	}
+	_, err := p.Create(context.Background(), spec)
 	if err == nil || !strings.Contains(err.Error(), "sbx template build nope") {
 		t.Fatalf("unknown template: %v", err)
 	}

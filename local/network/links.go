@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -30,7 +31,7 @@ func hostIfName(id string) string {
 // gateway address.
 func createLinks(a Attachment) error {
 	err := onThrowawayThread(func() error {
-		ns, err := netns.NewNamed(netnsPrefix + a.ID) // enters the namespace too
+		ns, err := netns.NewNamed(filepath.Base(a.Netns)) // enters the namespace too
 		if err == nil {
 			ns.Close()
 		}

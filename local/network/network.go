@@ -30,7 +30,7 @@ import (
 type Config struct {
 	Pool     netip.Prefix // addresses for sandboxes, split into /30s; default 10.201.0.0/16
 	StateDir string       // where each attachment is recorded, one JSON file per sandbox
-	Table    string       // nftables table name (family inet); default "sbx"
+	Table    string       // nftables table name (family inet), also the prefix of namespace names; default "sbx"
 
 	// Nameservers may be reached on port 53 (udp and tcp) by every sandbox
 	// without DenyAll, even on private addresses. Default: the IPv4
@@ -59,7 +59,6 @@ type Manager struct {
 const (
 	defaultTable = "sbx"
 	netnsDir     = "/run/netns"
-	netnsPrefix  = "sbx-"
 )
 
 var (
@@ -156,7 +155,7 @@ func (m *Manager) Attach(ctx context.Context, id string, p Policy) (Attachment, 
 	}
 	a := Attachment{
 		ID:      id,
-		Netns:   filepath.Join(netnsDir, netnsPrefix+id),
+		Netns:   m.netns(id),
 		HostIf:  hostIfName(id),
 		Addr:    addr,
 		Gateway: gw,
@@ -220,13 +219,13 @@ func (m *Manager) detach(ctx context.Context, id string) error {
 	}
 	errs = append(errs,
 		removeVeth(hostIfName(id)),
-		removeNetns(filepath.Join(netnsDir, netnsPrefix+id)),
+		removeNetns(m.netns(id)),
 		removeRecord(m.cfg.StateDir, id))
 	return errors.Join(errs...)
 }
 
 // List returns every recorded attachment, and, with only ID and Netns set,
-// every namespace named sbx-<id> that has no record: a restarted provider
+// every namespace named <table>-<id> that has no record: a restarted provider
 // removes those that no sandbox owns. It is sorted by ID.
 func (m *Manager) List() ([]Attachment, error) {
 	m.mu.Lock()
@@ -240,7 +239,7 @@ func (m *Manager) List() ([]Attachment, error) {
 		return nil, fmt.Errorf("network: list namespaces: %w", err)
 	}
 	for _, e := range entries {
-		id, ok := strings.CutPrefix(e.Name(), netnsPrefix)
+		id, ok := strings.CutPrefix(e.Name(), m.cfg.Table+"-")
 		if _, recorded := m.attached[id]; ok && !recorded && validID.MatchString(id) {
 			list = append(list, Attachment{ID: id, Netns: filepath.Join(netnsDir, e.Name())})
 		}
@@ -248,6 +247,10 @@ func (m *Manager) List() ([]Attachment, error) {
 	slices.SortFunc(list, func(a, b Attachment) int { return strings.Compare(a.ID, b.ID) })
 	return list, nil
 }
+
+// netns is the path of a sandbox's namespace, named after the table so that
+// managers with different tables never take each other's for orphans.
+func (m *Manager) netns(id string) string { return filepath.Join(netnsDir, m.cfg.Table+"-"+id) }
 
 // Get returns the recorded attachment of a sandbox.
 func (m *Manager) Get(id string) (Attachment, bool) {

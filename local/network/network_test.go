@@ -176,7 +176,7 @@ func TestRestartKeepsAttachments(t *testing.T) {
 	newWorld(t, cfg.Pool)
 	a := attach(t, m, "restart", Policy{DenyAll: true, Allow: []netip.Prefix{netip.MustParsePrefix("198.51.100.1/32")}})
 	orphanID := sandboxID("orphan")
-	orphan, _ := newNetns(t, netnsPrefix+orphanID)
+	orphan, _ := newNetns(t, cfg.Table+"-"+orphanID)
 
 	restarted, err := New(cfg)
 	if err != nil {

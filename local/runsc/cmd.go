@@ -35,26 +35,29 @@ func (r Runsc) Run(ctx context.Context, extra []string, args ...string) ([]byte,
 	return r.wait(cmd, args[0], &out, &errOut)
 }
 
-// Start runs `runsc run --detach` for a bundle with the sandbox's own output
-// (and runsc's complaints) appended to the file output: a pipe would be held
-// open by the sandbox and never reach EOF.
-func (r Runsc) Start(ctx context.Context, extra []string, bundle, id string, output *os.File) error {
-	cmd := exec.CommandContext(ctx, r.Path, append(r.flags(extra...), "run", "--detach", "--bundle", bundle, id)...)
+// Start runs a command that starts a sandbox (`run --detach …` or `restore
+// --detach …`) with the sandbox's own output, and runsc's complaints,
+// appended to the file output: a pipe would be held open by the sandbox and
+// never reach EOF. A failure carries the last lines of output.
+func (r Runsc) Start(ctx context.Context, extra []string, output *os.File, args ...string) error {
+	cmd := exec.CommandContext(ctx, r.Path, append(r.flags(extra...), args...)...)
 	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("runsc run: %v: %s", err, tail(output.Name(), 5))
+		return fmt.Errorf("runsc %s: %v: %s", args[0], err, strings.Join(Tail(output.Name(), 5), " | "))
 	}
 	return nil
 }
 
-// tail returns the last n lines of a file, joined.
-func tail(path string, n int) string {
+// Tail returns the last n non-empty lines of a file.
+func Tail(path string, n int) []string {
 	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
 	}
-	return strings.Join(lines, " | ")
+	return lines[max(len(lines)-n, 0):]
 }
 
 func (r Runsc) wait(cmd *exec.Cmd, verb string, out, errOut *bytes.Buffer) ([]byte, error) {
@@ -87,4 +90,61 @@ func (r Runsc) List(ctx context.Context) ([]Container, error) {
 		return nil, fmt.Errorf("runsc list: %w", err)
 	}
 	return cs, nil
+}
+
+// State is what `runsc state` says of a container.
+type State struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	PID    int    `json:"pid"` // the sandbox process on the host
+}
+
+// State returns a container's state; runsc checks that its sandbox is alive.
+func (r Runsc) State(ctx context.Context, id string) (State, error) {
+	out, err := r.Run(ctx, nil, "state", id)
+	if err != nil {
+		return State{}, err
+	}
+	var st State
+	if err := json.Unmarshal(out, &st); err != nil {
+		return State{}, fmt.Errorf("runsc state: %w", err)
+	}
+	return st, nil
+}
+
+// Stats is the part of `runsc events --stats` that sbx reports.
+type Stats struct {
+	CPU struct {
+		Usage struct {
+			Total uint64 `json:"total"` // nanoseconds
+		} `json:"usage"`
+	} `json:"cpu"`
+	Memory struct {
+		Usage struct {
+			Usage uint64 `json:"usage"`
+		} `json:"usage"`
+	} `json:"memory"`
+	Pids struct {
+		Current uint64 `json:"current"`
+	} `json:"pids"`
+	Interfaces []struct {
+		Name    string `json:"Name"`
+		RxBytes uint64 `json:"RxBytes"`
+		TxBytes uint64 `json:"TxBytes"`
+	} `json:"network_interfaces"`
+}
+
+// Stats returns a container's resource use, measured inside gVisor.
+func (r Runsc) Stats(ctx context.Context, id string) (Stats, error) {
+	out, err := r.Run(ctx, nil, "events", "--stats", id)
+	if err != nil {
+		return Stats{}, err
+	}
+	var ev struct {
+		Data Stats `json:"data"`
+	}
+	if err := json.Unmarshal(out, &ev); err != nil {
+		return Stats{}, fmt.Errorf("runsc events --stats: %w", err)
+	}
+	return ev.Data, nil
 }

@@ -1,0 +1,155 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/local/gpu"
+)
+
+// Admit implements sbx.Admitter: a template this host lacks, or GPUs it
+// cannot place now, are refused before any row is written.
+func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
+	if _, err := p.cfg.Templates.Current(spec.TemplateID); err != nil {
+		return sbx.Errorf(sbx.EInvalid, "%s", err.Error())
+	}
+	if spec.Resources.GPU == nil {
+		return nil
+	}
+	owner := "admit-" + spec.ProviderSandboxID
+	if _, err := p.cfg.GPUs.Place(owner, *spec.Resources.GPU, nil); err != nil {
+		return err
+	}
+	p.cfg.GPUs.Release(owner)
+	return nil
+}
+
+// Create implements sbx.Provider: directory and record, network, GPU shares,
+// bundle, then `runsc run --detach`. A failure undoes all of it.
+func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error) {
+	if err := ctx.Err(); err != nil {
+		return sbx.Instance{}, err
+	}
+	id := spec.ProviderSandboxID
+	if !idPattern.MatchString(id) {
+		return sbx.Instance{}, fmt.Errorf("sandbox ID %q is not one the local provider accepts", id)
+	}
+	tmpl, err := p.cfg.Templates.Current(spec.TemplateID)
+	if err != nil {
+		return sbx.Instance{}, sbx.Errorf(sbx.EInvalid, "%s", err.Error())
+	}
+	defer p.begin(id)()
+	dir := p.dir(id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return sbx.Instance{}, fmt.Errorf("sandbox directory: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			p.destroy(context.WithoutCancel(ctx), id)
+		}
+	}()
+	m := meta{SandboxID: spec.SandboxID, ProviderID: id, Template: tmpl.Name, TemplateVersion: tmpl.Version,
+		State: stateCreating, MemoryMB: spec.Resources.MemoryMB, GPU: spec.Resources.GPU, Created: time.Now().UTC(),
+		Flags: []string{fmt.Sprintf("--overlay2=root:dir=%s,size=%dm", dir, p.cfg.DiskMB)}}
+	if err := p.writeMeta(m); err != nil { // first, so that a crash from here on leaves a record to clean up
+		return sbx.Instance{}, err
+	}
+	netns := ""
+	if p.cfg.Network != nil {
+		a, err := p.cfg.Network.Attach(ctx, id, p.cfg.Egress)
+		if err != nil {
+			return sbx.Instance{}, err
+		}
+		netns = a.Netns
+	} else {
+		m.Flags = append(m.Flags, "--network=none")
+	}
+	devices, err := p.placeGPUs(&m, nil)
+	if err != nil {
+		return sbx.Instance{}, err
+	}
+	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
+		return sbx.Instance{}, err
+	}
+	if err := writeJSON(filepath.Join(p.bundleDir(id), "config.json"), ociSpec(spec, tmpl, p.cfg.Init, p.cgroupsPath(id), netns, devices)); err != nil {
+		return sbx.Instance{}, err
+	}
+	if err := p.start(ctx, m, "run", "--detach", "--bundle", p.bundleDir(id), id); err != nil {
+		return sbx.Instance{}, err
+	}
+	m.State = stateRunning
+	if err := p.writeMeta(m); err != nil {
+		return sbx.Instance{}, err
+	}
+	ok = true
+	return instance(m, sbx.InstanceRunning), nil
+}
+
+// start runs a command that starts the sandbox (run or restore) once its
+// network holds its address again: runsc takes the address away each time.
+func (p *Provider) start(ctx context.Context, m meta, args ...string) error {
+	if p.cfg.Network != nil {
+		a, ok := p.cfg.Network.Get(m.ProviderID)
+		if !ok {
+			return fmt.Errorf("sandbox %s has lost its network attachment", m.ProviderID)
+		}
+		if err := p.cfg.Network.Prepare(a); err != nil {
+			return err
+		}
+	}
+	output, err := os.OpenFile(p.outputFile(m.ProviderID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer output.Close()
+	note(output, "%s with runsc (template %s version %s)", map[string]string{"run": "starting", "restore": "restoring"}[args[0]], m.Template, m.TemplateVersion)
+	return p.rs.Start(ctx, m.Flags, output, args...)
+}
+
+// placeGPUs places the GPU shares a sandbox asked for, preferring the cards
+// in prefer, records them in m and returns the devices to pass to runsc.
+func (p *Provider) placeGPUs(m *meta, prefer []string) ([]specs.LinuxDevice, error) {
+	if m.GPU == nil {
+		return nil, nil
+	}
+	pl, err := p.cfg.GPUs.Place(m.ProviderID, *m.GPU, prefer)
+	if err != nil {
+		return nil, err
+	}
+	m.GPUPlacement = &pl
+	devices, err := gpu.OCIDevices(gpu.DeviceNodes(pl, p.cfg.GPUs.Inventory()))
+	if err != nil {
+		p.cfg.GPUs.Release(m.ProviderID)
+		m.GPUPlacement = nil
+		return nil, err
+	}
+	return devices, nil
+}
+
+// releaseGPUs gives a sandbox's GPU shares back.
+func (p *Provider) releaseGPUs(m *meta) {
+	p.cfg.GPUs.Release(m.ProviderID)
+	m.GPUPlacement = nil
+}
+
+// adoptGPUs registers the shares that sandboxes recorded before a restart.
+func (p *Provider) adoptGPUs() error {
+	ids, err := p.sandboxIDs()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if m, err := p.readMeta(id); err == nil && m.GPUPlacement != nil {
+			if err := p.cfg.GPUs.Adopt(id, *m.GPUPlacement); err != nil {
+				return fmt.Errorf("sandbox %s: %w", id, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Logs implements sbx.LogReader: the sandbox's output.log, the provider's
+// dated lines as source "local" and the sandbox's own output as "output",
+// each dated by the provider line before it.
+func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p.outputFile(id))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []sbx.LogLine
+	var at time.Time
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if stamp, text, ok := parseNote(sc.Text()); ok {
+			at = stamp
+			lines = append(lines, sbx.LogLine{At: at, Source: Name, Line: text})
+		} else {
+			lines = append(lines, sbx.LogLine{At: at, Source: "output", Line: sc.Text()})
+		}
+	}
+	return lines, sc.Err()
+}
+
+// Metrics implements sbx.MetricsReader: CPU, memory, processes and network
+// as gVisor counts them, and the bytes the writable layer holds on disk.
+func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return sbx.Metrics{}, err
+	}
+	st, err := p.rs.Stats(ctx, id)
+	if err != nil {
+		return sbx.Metrics{}, err
+	}
+	out := sbx.Metrics{At: time.Now().UTC(), CPUSeconds: float64(st.CPU.Usage.Total) / 1e9,
+		MemoryBytes: int64(st.Memory.Usage.Usage), Processes: int64(st.Pids.Current)}
+	for _, nic := range st.Interfaces {
+		if nic.Name != "lo" {
+			out.NetRxBytes += int64(nic.RxBytes)
+			out.NetTxBytes += int64(nic.TxBytes)
+		}
+	}
+	if state, err := p.rs.State(ctx, id); err == nil {
+		out.DiskUsedBytes = p.diskUsed(id, state.PID)
+	}
+	return out, nil
+}
+
+// diskUsed is the size on disk of the sandbox's writable layer: runsc keeps
+// it in an unlinked file in the sandbox's directory, open in the sandbox process.
+func (p *Provider) diskUsed(id string, pid int) int64 {
+	fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, _ := os.ReadDir(fdDir)
+	prefix := filepath.Join(p.dir(id), "runsc-filestore-")
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
+		if err != nil || !strings.HasPrefix(target, prefix) {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join(fdDir, fd.Name()), &st) == nil {
+			return st.Blocks * 512
+		}
+	}
+	return 0
+}
