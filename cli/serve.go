@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
@@ -37,7 +39,13 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.PublicURL, "public-url", os.Getenv("SBX_PUBLIC_URL"), "URL clients use to reach this server (default http://<listen>) ($SBX_PUBLIC_URL)")
 	f.StringVar(&cfg.Domain, "domain", env("SBX_DOMAIN", "sbx.localhost"), "domain of preview and runtime URLs ($SBX_DOMAIN)")
 	f.StringVar(&cfg.DefaultProvider, "provider", env("SBX_PROVIDER", "local"), "provider new sandboxes run on ($SBX_PROVIDER)")
-	f.StringVar(&cfg.Runsc, "runsc", os.Getenv("SBX_RUNSC"), "gVisor runsc binary (default <data-dir>/bin/runsc, then PATH) ($SBX_RUNSC)")
+	f.StringVar(&cfg.Local.Runsc, "runsc", os.Getenv("SBX_RUNSC"), "gVisor runsc binary (default <data-dir>/bin/runsc, then PATH) ($SBX_RUNSC)")
+	f.StringVar(&cfg.Local.TemplatesDir, "templates-dir", os.Getenv("SBX_TEMPLATES_DIR"), "where templates live (default <data-dir>/templates) ($SBX_TEMPLATES_DIR)")
+	f.Var(prefixValue{&cfg.Local.Pool}, "pool", "IPv4 prefix sandbox addresses come from, split into /30s (default 10.201.0.0/16)")
+	f.BoolVar(&cfg.Local.DenyEgress, "deny-egress", false, "sandboxes reach nothing outside the host (default: the internet, but no private or metadata addresses)")
+	f.StringVar(&cfg.Local.GPUs, "gpus", os.Getenv("SBX_GPUS"), "GPU inventory as TYPE:COUNT,… (default: what nvidia-smi finds) ($SBX_GPUS)")
+	f.Int64Var(&cfg.Local.DiskMB, "disk-mb", 10<<10, "cap of each sandbox's writable layer, in MB")
+	f.DurationVar(&cfg.HibernateAfter, "hibernate-after", 10*time.Minute, "hibernate sandboxes paused this long, releasing their memory (0: never)")
 	f.DurationVar(&cfg.MaxTimeout, "max-timeout", 24*time.Hour, "the longest timeout a sandbox may have")
 	f.StringVar(&logLevel, "log-level", env("SBX_LOG_LEVEL", "info"), "debug, info, warn or error ($SBX_LOG_LEVEL)")
 	return cmd
@@ -49,4 +57,25 @@ func env(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// prefixValue is a flag holding an IPv4 prefix.
+type prefixValue struct{ p *netip.Prefix }
+
+func (v prefixValue) Set(s string) error {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a prefix such as 10.201.0.0/16", s)
+	}
+	*v.p = p
+	return nil
+}
+
+func (v prefixValue) Type() string { return "PREFIX" }
+
+func (v prefixValue) String() string {
+	if !v.p.IsValid() {
+		return ""
+	}
+	return v.p.String()
 }

@@ -18,7 +18,7 @@ import (
 // and prints the admin key once, creates answer 503 naming the missing
 // provider, SIGTERM shuts down cleanly, and a restart keeps the key.
 func TestServeBinary(t *testing.T) {
-	s := startServer(t, serverOpts{bin: sbxBin})
+	s := startServer(t, serverOpts{bin: sbxBin, args: []string{"--runsc", "/nonexistent/runsc"}})
 	info, err := os.Stat(filepath.Join(s.dataDir, "admin.key"))
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("admin key file: %v %v", err, info.Mode())
@@ -26,8 +26,8 @@ func TestServeBinary(t *testing.T) {
 	if !strings.Contains(s.out.String(), s.key) {
 		t.Fatalf("first start did not print the admin key:\n%s", s.out)
 	}
-	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base"}, http.StatusServiceUnavailable, `provider "local" is not available`)
-	checkRunsc(t, s)
+	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base"}, http.StatusServiceUnavailable,
+		`provider "local" is not available: runsc is not usable: runsc /nonexistent/runsc`)
 	var served []byte
 	_, served = s.do("GET", "/api/v1/openapi.json", nil)
 	if !strings.Contains(string(served), `"openapi"`) {

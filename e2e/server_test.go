@@ -86,7 +86,7 @@ func (s *server) start() {
 	}
 	s.exited = make(chan error, 1)
 	go func() { s.exited <- s.cmd.Wait() }()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a first start with the local provider builds the base template
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-s.exited:
@@ -99,7 +99,7 @@ func (s *server) start() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s.t.Fatalf("sbx serve did not answer within 30 s\n%s", s.out)
+	s.t.Fatalf("sbx serve did not answer within 3 minutes\n%s", s.out)
 }
 
 // stop signals the process and waits for it; it returns the exit error.

@@ -6,6 +6,7 @@
 [ "$(id -u)" = 0 ] || { echo "sbx: run this as root: sudo $0" >&2; exit 1; }
 source "$(dirname "$0")/lib.sh"
 ensure_go
+apt_install debootstrap nftables iproute2
 data_dir=${SBX_DATA_DIR:-/var/lib/sbx}
 install -d -m 0700 "$data_dir"
 build_runsc "$data_dir/bin/runsc"

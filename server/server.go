@@ -21,7 +21,7 @@ import (
 	"github.com/sbxdev/sbx/internal/seal"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
-	"github.com/sbxdev/sbx/local/runsc"
+	"github.com/sbxdev/sbx/local"
 )
 
 // Config is everything serve can be told.
@@ -32,7 +32,8 @@ type Config struct {
 	Domain          string        // default sbx.localhost
 	DefaultProvider string        // default "local"
 	MaxTimeout      time.Duration // default 24h
-	Runsc           string        // runsc binary; default <DataDir>/bin/runsc, then PATH
+	HibernateAfter  time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
+	Local           LocalConfig   // the local gVisor provider, set up when it is the default provider
 	Providers       []sbx.Provider
 	Clock           sbx.Clock
 	Log             *slog.Logger
@@ -70,14 +71,26 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
-	mgr := lifecycle.New(store, cfg.Providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout}, cfg.Clock, log)
-	runscStatus := findRunsc(ctx, cfg)
-	if runscStatus.Available {
-		log.Info("runsc found", "path", runscStatus.Path, "version", runscStatus.Version)
-	} else {
-		log.Warn("runsc not usable", "detail", runscStatus.Detail)
+	providers, engines := cfg.Providers, []apiv1.EngineStatus{}
+	var missingLocal string
+	if cfg.DefaultProvider == local.Name {
+		p, st, err := startLocal(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		engines = append(engines, st)
+		if p != nil {
+			providers = append(providers, p)
+		} else {
+			log.Warn("runsc not usable; sandboxes cannot run here", "detail", st.Detail)
+			missingLocal = "runsc is not usable: " + st.Detail
+		}
 	}
-	mgr.MarkMissing("local", "the local gVisor provider is not part of this build yet (runsc: "+runscStatus.Detail+")")
+	mgr := lifecycle.New(store, providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout,
+		HibernateAfter: cfg.HibernateAfter}, cfg.Clock, log)
+	if missingLocal != "" {
+		mgr.MarkMissing(local.Name, missingLocal)
+	}
 	if err := mgr.Reconcile(ctx); err != nil {
 		log.Error("reconcile at start was incomplete; the sandboxes of that provider stay as the ledger has them", "err", err)
 	}
@@ -90,12 +103,13 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
-		Engines: []apiv1.EngineStatus{runscStatus}}, cfg.Clock, log)
+		Engines: engines}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	loops, stopLoops := context.WithCancel(context.Background())
-	reaped := make(chan struct{})
+	reaped, watched := make(chan struct{}), make(chan struct{})
 	go func() { mgr.RunReaper(loops); close(reaped) }()
+	go func() { mgr.RunWatchers(loops); close(watched) }()
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -117,6 +131,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	stopLoops()
 	<-reaped
+	<-watched
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -172,22 +187,6 @@ func bootstrap(ctx context.Context, store *ledger.Store, cfg Config) error {
 	fmt.Fprintf(cfg.Out, "Created org \"default\" with an admin API key (shown once; also in %s):\n\n    %s\n\n", path, secret)
 	cfg.Log.Info("first start: created the default org and admin key", "key_file", path)
 	return nil
-}
-
-// findRunsc finds runsc and checks that it runs.
-func findRunsc(ctx context.Context, cfg Config) apiv1.EngineStatus {
-	st := apiv1.EngineStatus{Name: "runsc"}
-	path, err := runsc.Find(cfg.Runsc, cfg.DataDir)
-	if err == nil {
-		st.Path = path
-		st.Version, err = runsc.Version(ctx, path)
-	}
-	if err != nil {
-		st.Detail = err.Error()
-		return st
-	}
-	st.Available, st.Detail = true, fmt.Sprintf("runsc %s at %s", st.Version, path)
-	return st
 }
 
 // hostMemoryMB reads the host's memory from /proc/meminfo; 0 when unknown.

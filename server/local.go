@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"path/filepath"
+
+	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/local"
+	"github.com/sbxdev/sbx/local/gpu"
+	"github.com/sbxdev/sbx/local/network"
+	"github.com/sbxdev/sbx/local/runsc"
+	"github.com/sbxdev/sbx/template"
+)
+
+// LocalConfig is how serve runs the local gVisor provider.
+type LocalConfig struct {
+	Runsc        string       // runsc binary; default <DataDir>/bin/runsc, then PATH
+	TemplatesDir string       // default <DataDir>/templates
+	Pool         netip.Prefix // sandbox addresses; default 10.201.0.0/16
+	DenyEgress   bool         // sandboxes reach nothing outside
+	GPUs         string       // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
+	DiskMB       int64        // writable layer cap per sandbox; default 10 GiB
+}
+
+// startLocal finds runsc and, when it runs, builds the local provider over
+// the data directory: the network, the GPU inventory, and the `base`
+// template, built on first start. The engine status says what was found.
+func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provider, apiv1.EngineStatus, error) {
+	st := findRunsc(ctx, cfg)
+	if !st.Available {
+		return nil, st, nil
+	}
+	lc := cfg.Local
+	if lc.TemplatesDir == "" {
+		lc.TemplatesDir = filepath.Join(cfg.DataDir, "templates")
+	}
+	templates := template.Store{Dir: lc.TemplatesDir}
+	if _, err := templates.Current("base"); err != nil {
+		log.Info("first start: building the base template (debootstrap from the host's Debian mirror)", "dir", lc.TemplatesDir)
+		w := &logWriter{log: log}
+		if _, err := templates.BuildDebian(ctx, "base", template.DebianOptions{}, w); err != nil {
+			return nil, st, fmt.Errorf("building the base template: %w", err)
+		}
+	}
+	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network")})
+	if err != nil {
+		return nil, st, err
+	}
+	inv, err := gpuInventory(ctx, lc.GPUs)
+	if err != nil {
+		return nil, st, err
+	}
+	p, err := local.New(local.Config{DataDir: cfg.DataDir, Runsc: st.Path, Templates: templates, Network: net,
+		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB})
+	if err != nil {
+		return nil, st, err
+	}
+	log.Info("local provider ready", "runsc", st.Version, "gpus", inv.String(), "deny_egress", lc.DenyEgress)
+	return p, st, nil
+}
+
+// gpuInventory is the configured inventory, or what nvidia-smi finds.
+func gpuInventory(ctx context.Context, configured string) (gpu.Inventory, error) {
+	if configured != "" {
+		return gpu.ParseInventory(configured)
+	}
+	return gpu.Discover(ctx)
+}
+
+// findRunsc finds runsc and checks that it runs.
+func findRunsc(ctx context.Context, cfg Config) apiv1.EngineStatus {
+	st := apiv1.EngineStatus{Name: "runsc"}
+	path, err := runsc.Find(cfg.Local.Runsc, cfg.DataDir)
+	if err == nil {
+		st.Path = path
+		st.Version, err = runsc.Version(ctx, path)
+	}
+	if err != nil {
+		st.Detail = err.Error()
+		return st
+	}
+	st.Available, st.Detail = true, fmt.Sprintf("runsc %s at %s", st.Version, path)
+	return st
+}
+
+// logWriter turns a build's progress lines into log lines.
+type logWriter struct {
+	log *slog.Logger
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.log.Info("template build", "progress", string(p))
+	return len(p), nil
+}
