@@ -95,7 +95,7 @@ func (p *Provider) dial(t *testing.T, id, addr string) string {
 // not another sandbox.
 func TestEgressPolicy(t *testing.T) {
 	p := newProvider(t)
-	internet := outside(t, "sbxtinet", "198.51.100.1", "198.51.100.2")
+	internet := outside(t, "sbxtinet", "203.0.113.1", "203.0.113.2")
 	private := outside(t, "sbxtpriv", "10.237.0.1", "10.237.0.2")
 	a, _ := p.create(t, 128)
 	b, _ := p.create(t, 128)

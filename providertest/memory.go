@@ -55,7 +55,9 @@ func NewMemory(opts MemoryOptions) *Memory {
 func (m *Memory) Name() string { return MemoryName }
 
 // Capabilities implements sbx.Provider.
-func (m *Memory) Capabilities() sbx.Capabilities { return sbx.Capabilities{MemoryPause: true} }
+func (m *Memory) Capabilities() sbx.Capabilities {
+	return sbx.Capabilities{MemoryPause: true, Hibernate: true}
+}
 
 // Create implements sbx.Provider.
 func (m *Memory) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error) {
