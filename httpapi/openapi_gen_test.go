@@ -67,7 +67,7 @@ var operations = map[string]op{
 		status: 200, response: apiv1.Summary{}, errors: []int{401}},
 
 	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
-		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 501, 502, 503, 504}},
+		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 409, 501, 502, 503, 504}},
 	"GET /api/v1/sandboxes": {id: "listSandboxes", summary: "List the caller's sandboxes, newest first",
 		query: []param{states, {"template", "Only sandboxes of this template.", str, false},
 			{"metadata", "Only sandboxes whose metadata has key=value; repeat for several pairs.", str, true}, limitParam, cursor},

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/local/gpu"
 	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/providertest"
 	"github.com/sbxdev/sbx/template"
@@ -396,5 +397,41 @@ func TestUnknownTemplate(t *testing.T) {
 	}
 	if _, err := os.Stat(p.dir("tnope")); !os.IsNotExist(err) {
 		t.Fatal("a failed create left its directory")
+	}
+}
+
+// GPU requests are placed on the configured inventory: one that does not
+// fit is refused before anything is made, and a create that cannot pass the
+// devices (no driver on this host) gives its share back.
+func TestGPUAdmissionAndRelease(t *testing.T) {
+	p := newProvider(t)
+	inv, err := gpu.ParseInventory("h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cfg.GPUs = gpu.NewPlacer(inv)
+	ctx := context.Background()
+	spec := func(req sbx.GPURequest) sbx.Spec {
+		return sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: "tgpu" + uuid.NewString()[:8], TemplateID: "base",
+			Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 128, GPU: &req}}
+	}
+	err = p.Admit(ctx, spec(sbx.GPURequest{Type: "a100", Count: 1, Fraction: 100}))
+	if sbx.ErrorCode(err) != sbx.EConflict || !strings.Contains(err.Error(), `no GPU of type "a100" on this host (it has: h100 ×1)`) {
+		t.Fatalf("a GPU type the host lacks: %v", err)
+	}
+	half := spec(sbx.GPURequest{Type: "h100", Count: 1, Fraction: 50})
+	if err := p.Admit(ctx, half); err != nil {
+		t.Fatalf("half an h100: %v", err)
+	}
+	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
+		t.Skip("this host has an NVIDIA driver; the passthrough is checked on a GPU machine")
+	}
+	if _, err := p.Create(ctx, half); err == nil || !strings.Contains(err.Error(), "/dev/nvidiactl") {
+		t.Fatalf("a create without the driver's devices: %v", err)
+	}
+	for _, u := range p.cfg.GPUs.Usage() {
+		if u.Percent != 0 {
+			t.Fatalf("a failed create kept its GPU share: %+v", u)
+		}
 	}
 }
