@@ -81,5 +81,6 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newServe(g))
 	root.AddCommand(newSandbox(g))
 	root.AddCommand(newTemplate(g))
+	root.AddCommand(newBench(g))
 	return root
 }

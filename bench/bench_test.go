@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/template"
+)
+
+// testConfig is a short lifecycle run with its own table, cgroup parent and
+// pool, apart from other packages' tests and from a real `sbx bench`.
+func testConfig(t *testing.T) Config {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, "root")
+	}
+	runscPath := os.Getenv("SBX_RUNSC")
+	if runscPath == "" {
+		testenv.Missing(t, "$SBX_RUNSC (scripts/test.sh builds runsc and sets it)")
+	}
+	for _, cmd := range []string{"debootstrap", "nft", "ip"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			testenv.Missing(t, cmd)
+		}
+	}
+	return Config{Templates: baseTemplate(t), Runsc: runscPath, N: 2, Rounds: 1, SizesMB: []int{64}, SkipIdle: true,
+		Name: "sbxbenchtest", Pool: netip.MustParsePrefix("10.239.0.0/22"), Progress: testWriter{t}}
+}
+
+var (
+	buildOnce sync.Once
+	templates template.Store
+	buildErr  error
+)
+
+// baseTemplate builds the base template once for the package's tests.
+func baseTemplate(t *testing.T) template.Store {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sbx-bench-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		templates = template.Store{Dir: filepath.Join(dir, "templates")}
+		_, buildErr = templates.BuildDebian(context.Background(), "base", template.DebianOptions{}, io.Discard)
+	})
+	if buildErr != nil {
+		t.Fatalf("building the base template: %v", buildErr)
+	}
+	return templates
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if templates.Dir != "" {
+		os.RemoveAll(filepath.Dir(templates.Dir))
+	}
+	os.Exit(code)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func TestLifecycleMeasuresAndLeavesNothing(t *testing.T) {
+	cfg := testConfig(t)
+	r, err := Lifecycle(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Create == nil || r.Create.Local.N != 2 || r.Create.Local.P50 <= 0 || r.Create.Runsc.P50 <= 0 {
+		t.Errorf("create: %+v", r.Create)
+	}
+	if r.Pause == nil || r.Pause.Pause.P50 <= 0 || r.Pause.Resume.P50 <= 0 {
+		t.Errorf("pause: %+v", r.Pause)
+	}
+	if len(r.Hibernate) != 1 || r.Hibernate[0].Wake.P50 <= 0 || r.Hibernate[0].CgroupMB < 64 {
+		t.Errorf("hibernate: %+v", r.Hibernate)
+	}
+	if len(r.Idle) != 0 || len(r.Rows) == 0 {
+		t.Errorf("idle %+v, rows %+v", r.Idle, r.Rows)
+	}
+	checkNothingLeft(t, cfg.Name)
+}
+
+// A cancelled run (Ctrl-C) stops and still removes what it made.
+func TestLifecycleCancelledCleansUp(t *testing.T) {
+	cfg := testConfig(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Progress = cancelOn{"pause 1/", cancel, testWriter{t}}
+	_, err := Lifecycle(ctx, cfg)
+	if err == nil {
+		t.Fatal("a cancelled run reported no error")
+	}
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a cancelled run: %v; want only the cancellation", err)
+	}
+	checkNothingLeft(t, cfg.Name)
+}
+
+// cancelOn cancels when a progress line contains s.
+type cancelOn struct {
+	s      string
+	cancel func()
+	w      io.Writer
+}
+
+func (c cancelOn) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), c.s) {
+		c.cancel()
+	}
+	return c.w.Write(p)
+}
+
+// checkNothingLeft fails when a run named name left a cgroup, a network
+// namespace, an nftables table or a runsc process behind.
+func checkNothingLeft(t *testing.T, name string) {
+	t.Helper()
+	for _, pattern := range []string{"/sys/fs/cgroup/*/" + name, "/sys/fs/cgroup/*/" + name + "raw", "/run/netns/" + name + "-*"} {
+		if left, _ := filepath.Glob(pattern); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	}
+	if out, _ := exec.Command("nft", "list", "table", "inet", name).CombinedOutput(); !strings.Contains(string(out), "No such file") {
+		t.Errorf("the nftables table %s is left: %s", name, out)
+	}
+	if pids := pidsNaming(os.TempDir() + "/sbx-bench-"); len(pids) > 0 {
+		t.Errorf("processes left: %v", pids)
+	}
+}
