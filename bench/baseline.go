@@ -14,6 +14,8 @@ import (
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/local"
 )
 
 // The baselines run the template's tree with the same runtime binaries,
@@ -24,41 +26,19 @@ import (
 // idleInit is the local provider's default first process.
 var idleInit = []string{"/bin/sleep", "infinity"}
 
-// bundleSpec is a minimal OCI spec for init on rootfs with the local
-// provider's limits, capabilities and mounts. runc gets a read-only root and
-// a tmpfs on /tmp; runsc lays its own overlay over the root instead.
+// bundleSpec is the local provider's OCI spec for init on rootfs, with no
+// network namespace of its own to join. runc gets a read-only root, a tmpfs
+// on /tmp and the host's rlimits (it applies rlimits to host processes,
+// where raising them is not allowed); runsc lays its own overlay over the
+// root instead.
 func bundleSpec(rootfs string, init []string, cgroupsPath string, memMB int64, readonly bool) *specs.Spec {
-	period, quota := uint64(100000), int64(milliCPU*100)
-	memory, pids := memMB<<20, int64(pidsMax)
-	caps := []string{"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"}
-	mounts := []specs.Mount{
-		{Destination: "/proc", Type: "proc", Source: "proc"},
-		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs"},
-		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
-	}
+	spec := local.OCISpec(sbx.Spec{ProviderSandboxID: "bench", Resources: sbx.Resources{MilliCPU: milliCPU, MemoryMB: memMB}},
+		rootfs, init, cgroupsPath, "", nil)
 	if readonly {
-		mounts = append(mounts, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs"})
+		spec.Root.Readonly, spec.Process.Rlimits = true, nil
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs"})
 	}
-	return &specs.Spec{
-		Version:  specs.Version,
-		Hostname: "bench",
-		Root:     &specs.Root{Path: rootfs, Readonly: readonly},
-		Process: &specs.Process{
-			Args: init, Cwd: "/", NoNewPrivileges: true,
-			Env:          []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"},
-			Capabilities: &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps},
-		},
-		Mounts: mounts,
-		Linux: &specs.Linux{
-			CgroupsPath: cgroupsPath,
-			Resources: &specs.LinuxResources{
-				CPU:    &specs.LinuxCPU{Quota: &quota, Period: &period},
-				Memory: &specs.LinuxMemory{Limit: &memory},
-				Pids:   &specs.LinuxPids{Limit: &pids},
-			},
-			Namespaces: []specs.LinuxNamespace{{Type: "pid"}, {Type: "network"}, {Type: "ipc"}, {Type: "uts"}, {Type: "mount"}},
-		},
-	}
+	return spec
 }
 
 // writeBundle writes spec as dir/config.json.
@@ -154,16 +134,22 @@ func (r rawRunsc) remove(ctx context.Context, id string) error {
 
 // removeAll deletes every container under the baseline's root.
 func (r rawRunsc) removeAll(ctx context.Context) error {
-	if _, err := os.Stat(r.root()); err != nil {
+	return removeAll(ctx, r.path, r.root(), r.remove)
+}
+
+// removeAll deletes, with remove, every container a runtime (runsc or runc,
+// which list alike) holds under root.
+func removeAll(ctx context.Context, runtime, root string, remove func(context.Context, string) error) error {
+	if _, err := os.Stat(root); err != nil {
 		return nil
 	}
-	out, err := quiet(ctx, r.path, "--root", r.root(), "list", "--quiet")
+	out, err := quiet(ctx, runtime, "--root", root, "list", "--quiet")
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, id := range strings.Fields(string(out)) {
-		errs = append(errs, r.remove(ctx, id))
+		errs = append(errs, remove(ctx, id))
 	}
 	return errors.Join(errs...)
 }
@@ -203,18 +189,7 @@ func (r *rawRunc) remove(ctx context.Context, id string) error {
 }
 
 func (r *rawRunc) removeAll(ctx context.Context) error {
-	if _, err := os.Stat(r.root()); err != nil {
-		return nil
-	}
-	out, err := quiet(ctx, r.path, "--root", r.root(), "list", "--quiet")
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, id := range strings.Fields(string(out)) {
-		errs = append(errs, r.remove(ctx, id))
-	}
-	return errors.Join(errs...)
+	return removeAll(ctx, r.path, r.root(), r.remove)
 }
 
 // docker runs the template's tree, imported as an image, with `docker run`.

@@ -160,6 +160,19 @@ func (r *Report) notes() []string {
 	return notes
 }
 
+// cells renders a row's ratio and whether it met its target ("-" when it has
+// none), a miss as missed.
+func (row Row) cells(missed string) (ratio, met string) {
+	ratio, met = "-", "-"
+	if row.Ratio > 0 {
+		ratio = fmt.Sprintf("%.2f×", row.Ratio)
+	}
+	if row.Met != nil {
+		met = map[bool]string{true: "yes", false: missed}[*row.Met]
+	}
+	return ratio, met
+}
+
 func msText(v float64) string { return fmt.Sprintf("%.1f ms", v) }
 
 // WriteTable writes the report as an aligned table, then its notes.
@@ -168,14 +181,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEASURE\tSBX LOCAL\tBASELINE OR CROSS-CHECK (SAME RUN)\tRATIO\tTARGET\tMET")
 	for _, row := range r.Rows {
-		ratio := "-"
-		if row.Ratio > 0 {
-			ratio = fmt.Sprintf("%.2f×", row.Ratio)
-		}
-		met := "-"
-		if row.Met != nil {
-			met = map[bool]string{true: "yes", false: "NO"}[*row.Met]
-		}
+		ratio, met := row.cells("NO")
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Measure, row.Local, row.Baseline, ratio, orDash(row.Target), met)
 	}
 	if err := tw.Flush(); err != nil {
@@ -192,14 +198,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintln(w, "| measure | sbx local | baseline or cross-check (same run) | ratio | target | met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, row := range r.Rows {
-		ratio := "-"
-		if row.Ratio > 0 {
-			ratio = fmt.Sprintf("%.2f×", row.Ratio)
-		}
-		met := "-"
-		if row.Met != nil {
-			met = map[bool]string{true: "yes", false: "**no**"}[*row.Met]
-		}
+		ratio, met := row.cells("**no**")
 		_, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", row.Measure, row.Local, row.Baseline, ratio, orDash(row.Target), met)
 		if err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/template"
 )
 
 // caps is what a sandbox's processes may do: runsc's default set, no more.
@@ -18,13 +17,14 @@ const maxPids = 4096
 // gVisor enforces for the guest), so a fork bomb stops at the limit.
 const maxProcs = 2048
 
-// ociSpec is the OCI runtime spec of a sandbox: init as its first process, the template's tree as root
-// (runsc lays the sandbox's own upper layer over it), the requested CPU and
-// memory as cgroup limits, a process limit, no capabilities beyond runsc's
-// defaults, the caller's env, the network namespace netns (empty: a new
-// one) and the GPU devices. Tenant annotations are never copied in: some
-// change runsc flags.
-func ociSpec(spec sbx.Spec, tmpl template.Template, init []string, cgroupsPath, netns string, devices []specs.LinuxDevice) *specs.Spec {
+// OCISpec is the OCI runtime spec of a sandbox: init as its first process,
+// rootfs (the template's tree) as root, which runsc lays the sandbox's own
+// upper layer over, the requested CPU and memory as cgroup limits, a process
+// limit, no capabilities beyond runsc's defaults, the caller's env, the
+// network namespace netns (empty: a new one) and the GPU devices. Tenant
+// annotations are never copied in: some change runsc flags. The lifecycle
+// benchmark runs its raw baselines with the same spec.
+func OCISpec(spec sbx.Spec, rootfs string, init []string, cgroupsPath, netns string, devices []specs.LinuxDevice) *specs.Spec {
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "TERM=xterm"}
 	keys := make([]string, 0, len(spec.Env))
 	for k := range spec.Env {
@@ -41,7 +41,7 @@ func ociSpec(spec sbx.Spec, tmpl template.Template, init []string, cgroupsPath, 
 	return &specs.Spec{
 		Version:  specs.Version,
 		Hostname: spec.ProviderSandboxID,
-		Root:     &specs.Root{Path: tmpl.Rootfs()},
+		Root:     &specs.Root{Path: rootfs},
 		Process: &specs.Process{
 			Args: init,
 			Env:  env, Cwd: "/workspace", NoNewPrivileges: true,

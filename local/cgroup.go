@@ -7,16 +7,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // cgroupRoot is where the cgroup hierarchies are mounted.
 const cgroupRoot = "/sys/fs/cgroup"
 
-// unified reports whether the host runs cgroup v2.
-func unified() bool {
+// unified reports whether the host runs cgroup v2; read once, since Watch
+// asks for every sandbox every second.
+var unified = sync.OnceValue(func() bool {
 	_, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers"))
 	return err == nil
-}
+})
 
 // cgroupsPath is a sandbox's OCI cgroupsPath: /<CgroupParent>/<id>.
 func (p *Provider) cgroupsPath(id string) string { return "/" + p.cfg.CgroupParent + "/" + id }

@@ -77,7 +77,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
 		return sbx.Instance{}, err
 	}
-	if err := writeJSON(filepath.Join(p.bundleDir(id), "config.json"), ociSpec(spec, tmpl, p.cfg.Init, p.cgroupsPath(id), netns, devices)); err != nil {
+	if err := writeJSON(filepath.Join(p.bundleDir(id), "config.json"), OCISpec(spec, tmpl.Rootfs(), p.cfg.Init, p.cgroupsPath(id), netns, devices)); err != nil {
 		return sbx.Instance{}, err
 	}
 	if err := p.start(ctx, m, "run", "--detach", "--bundle", p.bundleDir(id), id); err != nil {
