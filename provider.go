@@ -40,7 +40,8 @@ type Admitter interface {
 
 // Hibernator is implemented by providers that can hibernate: checkpoint a
 // sandbox's memory and processes to disk and release them. Resume wakes a
-// hibernated sandbox (a restore) as it continues a paused one.
+// hibernated sandbox (a restore) as it continues a paused one. A provider
+// that can hibernate on some hosts only says which in Capabilities.Hibernate.
 type Hibernator interface {
 	Hibernate(ctx context.Context, h Handle) error
 }

@@ -128,7 +128,7 @@ func Lifecycle(ctx context.Context, cfg Config) (r *Report, err error) {
 		return r, fmt.Errorf("templates in %s: %w", cfg.Templates.Dir, err)
 	}
 	r.Template = tmpl.Name + " " + tmpl.Version
-	if r.Runsc, err = runsc.Version(ctx, cfg.Runsc); err != nil {
+	if r.Runsc, err = runsc.Version(ctx, "runsc", cfg.Runsc); err != nil {
 		return r, err
 	}
 	l := &lab{cfg: cfg, tmpl: tmpl}

@@ -39,6 +39,8 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.PublicURL, "public-url", os.Getenv("SBX_PUBLIC_URL"), "URL clients use to reach this server (default http://<listen>) ($SBX_PUBLIC_URL)")
 	f.StringVar(&cfg.Domain, "domain", env("SBX_DOMAIN", "sbx.localhost"), "domain of preview and runtime URLs ($SBX_DOMAIN)")
 	f.StringVar(&cfg.DefaultProvider, "provider", env("SBX_PROVIDER", "local"), "provider new sandboxes run on ($SBX_PROVIDER)")
+	f.StringVar(&cfg.Local.Engine, "engine", env("SBX_ENGINE", "runsc"), "what runs local sandboxes: runsc (gVisor) or runc (trusted work: no hibernation, GPUs or disk cap) ($SBX_ENGINE)")
+	f.StringVar(&cfg.Local.Runc, "runc", "", "runc binary, for --engine runc (default runc on PATH)")
 	f.StringVar(&cfg.Local.Runsc, "runsc", os.Getenv("SBX_RUNSC"), "gVisor runsc binary (default <data-dir>/bin/runsc, then PATH) ($SBX_RUNSC)")
 	f.StringVar(&cfg.Local.TemplatesDir, "templates-dir", os.Getenv("SBX_TEMPLATES_DIR"), "where templates live (default <data-dir>/templates) ($SBX_TEMPLATES_DIR)")
 	f.Var(prefixValue{&cfg.Local.Pool}, "pool", "IPv4 prefix sandbox addresses come from, split into /30s (default 10.201.0.0/16)")

@@ -146,4 +146,32 @@ func TestLocalSandboxes(t *testing.T) {
 	if out, _ := s.runsc("list"); strings.Count(out, "\n") > 1 {
 		t.Errorf("runsc containers left:\n%s", out)
 	}
+	runcEngine(t, s)
+}
+
+// runcEngine restarts the server on runc, for trusted work: sandboxes run on
+// the host's kernel, and what runc cannot do is a 501 that says so.
+func runcEngine(t *testing.T, s *server) {
+	s.restart(serverOpts{bin: sbxBin, args: append(s.opts.args, "--engine", "runc")})
+	var sum apiv1.Summary
+	s.call("GET", "/api/v1/observability/summary", nil, http.StatusOK, &sum)
+	if len(sum.Engines) != 1 || sum.Engines[0].Name != "runc" || !sum.Engines[0].Available {
+		t.Fatalf("engines on runc: %+v", sum.Engines)
+	}
+	sb := s.create(map[string]any{"waitReady": true, "memoryMB": 128})
+	out, err := exec.Command("runc", "--root", filepath.Join(s.dataDir, "runc"), "exec", sb.SandboxID, "cat", "/proc/version").Output()
+	host, _ := os.ReadFile("/proc/version")
+	if err != nil || string(out) != string(host) {
+		t.Fatalf("a runc sandbox's kernel: %q %v", out, err)
+	}
+	s.fail("POST", "/api/v1/sandboxes/"+sb.ID+"/pause", map[string]any{"hibernate": true}, http.StatusNotImplemented, "cannot hibernate sandboxes on this host")
+	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "gpu": map[string]any{"type": "h100", "count": 1}},
+		http.StatusNotImplemented, "runc, which cannot share GPUs")
+	var p apiv1.Sandbox
+	s.call("POST", "/api/v1/sandboxes/"+sb.ID+"/pause", map[string]any{}, http.StatusOK, &p)
+	s.call("POST", "/api/v1/sandboxes/"+sb.ID+"/resume", map[string]any{}, http.StatusOK, &p)
+	s.call("DELETE", "/api/v1/sandboxes/"+sb.ID, nil, http.StatusOK, &p)
+	if _, err := os.Stat(filepath.Join(s.dataDir, "sandboxes", sb.SandboxID)); !os.IsNotExist(err) {
+		t.Errorf("the runc sandbox left its directory: %v", err)
+	}
 }

@@ -79,7 +79,7 @@ var operations = map[string]op{
 	"POST /api/v1/sandboxes/{id}/connect": {id: "connectSandbox", summary: "Runtime URL and token; resumes a paused sandbox and extends the timeout",
 		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"POST /api/v1/sandboxes/{id}/pause": {id: "pauseSandbox", summary: "Pause a running sandbox (pause_reason user): frozen in memory, or hibernated to disk",
-		body: apiv1.PauseRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+		body: apiv1.PauseRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{501}, actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/resume": {id: "resumeSandbox", summary: "Resume a paused sandbox, optionally with a new timeout",
 		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"POST /api/v1/sandboxes/{id}/refreshes": {id: "refreshSandbox", summary: "Keep a running sandbox alive for at least duration more seconds (never shortens)",

@@ -131,8 +131,8 @@ func (m *Manager) canHibernate(sb sbx.Sandbox) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := p.(sbx.Hibernator); !ok {
-		return sbx.Errorf(sbx.EUnsupported, "provider %s cannot hibernate sandboxes; pause keeps them in memory", p.Name())
+	if _, ok := p.(sbx.Hibernator); !ok || !p.Capabilities().Hibernate {
+		return sbx.Errorf(sbx.EUnsupported, "provider %s cannot hibernate sandboxes on this host; pause keeps them in memory", p.Name())
 	}
 	return nil
 }

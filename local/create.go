@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -21,6 +22,9 @@ func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 	if spec.Resources.GPU == nil {
 		return nil
 	}
+	if p.runc() {
+		return sbx.Errorf(sbx.EUnsupported, "this host runs sandboxes with runc, which cannot share GPUs: GPU sandboxes need the runsc engine (gVisor's nvproxy)")
+	}
 	owner := "admit-" + spec.ProviderSandboxID
 	if _, err := p.cfg.GPUs.Place(owner, *spec.Resources.GPU, nil); err != nil {
 		return err
@@ -30,7 +34,8 @@ func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 }
 
 // Create implements sbx.Provider: directory and record, network, GPU shares,
-// bundle, then `runsc run --detach`. A failure undoes all of it.
+// root and bundle, then `runsc run --detach` (or runc's). A failure undoes
+// all of it.
 func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return sbx.Instance{}, err
@@ -44,19 +49,21 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 		return sbx.Instance{}, sbx.Errorf(sbx.EInvalid, "%s", err.Error())
 	}
 	defer p.begin(id)()
-	dir := p.dir(id)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return sbx.Instance{}, fmt.Errorf("sandbox directory: %w", err)
+	if err := p.claim(id); err != nil {
+		return sbx.Instance{}, err
 	}
+	dir := p.dir(id)
 	ok := false
 	defer func() {
 		if !ok {
 			p.destroy(context.WithoutCancel(ctx), id)
 		}
 	}()
-	m := meta{SandboxID: spec.SandboxID, ProviderID: id, Template: tmpl.Name, TemplateVersion: tmpl.Version,
-		State: stateCreating, MemoryMB: spec.Resources.MemoryMB, GPU: spec.Resources.GPU, Created: time.Now().UTC(),
-		Flags: []string{fmt.Sprintf("--overlay2=root:dir=%s,size=%dm", dir, p.cfg.DiskMB)}}
+	m := meta{SandboxID: spec.SandboxID, ProviderID: id, Template: tmpl.Name, TemplateVersion: tmpl.Version, Engine: p.cfg.Engine,
+		State: stateCreating, MemoryMB: spec.Resources.MemoryMB, GPU: spec.Resources.GPU, Created: time.Now().UTC()}
+	if !p.runc() {
+		m.Flags = []string{fmt.Sprintf("--overlay2=root:dir=%s,size=%dm", dir, p.cfg.DiskMB)}
+	}
 	if err := p.writeMeta(m); err != nil { // first, so that a crash from here on leaves a record to clean up
 		return sbx.Instance{}, err
 	}
@@ -67,17 +74,27 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 			return sbx.Instance{}, err
 		}
 		netns = a.Netns
-	} else {
-		m.Flags = append(m.Flags, "--network=none")
+	} else if !p.runc() {
+		m.Flags = append(m.Flags, "--network=none") // runc gives an empty namespace of its own
 	}
 	devices, err := p.placeGPUs(&m, nil)
 	if err != nil {
 		return sbx.Instance{}, err
 	}
+	rootfs := tmpl.Rootfs()
+	if p.runc() {
+		if rootfs, err = p.mountRoot(id, rootfs); err != nil {
+			return sbx.Instance{}, err
+		}
+	}
+	bundle := OCISpec(spec, rootfs, p.cfg.Init, p.cgroupsPath(id), netns, devices)
+	if p.runc() {
+		runcSpec(bundle)
+	}
 	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
 		return sbx.Instance{}, err
 	}
-	if err := writeJSON(filepath.Join(p.bundleDir(id), "config.json"), OCISpec(spec, tmpl.Rootfs(), p.cfg.Init, p.cgroupsPath(id), netns, devices)); err != nil {
+	if err := writeJSON(filepath.Join(p.bundleDir(id), "config.json"), bundle); err != nil {
 		return sbx.Instance{}, err
 	}
 	if err := p.start(ctx, m, "run", "--detach", "--bundle", p.bundleDir(id), id); err != nil {
@@ -89,6 +106,27 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 	}
 	ok = true
 	return instance(m, sbx.InstanceRunning), nil
+}
+
+// claim makes a new sandbox's directory, unless its ID and another
+// sandbox's on this host start one another: runsc takes an ID for any
+// container it is a prefix of, and refuses IDs that could mean two.
+func (p *Provider) claim(id string) error {
+	p.claims.Lock()
+	defer p.claims.Unlock()
+	ids, err := p.sandboxIDs()
+	if err != nil {
+		return err
+	}
+	for _, other := range ids {
+		if other != id && (strings.HasPrefix(other, id) || strings.HasPrefix(id, other)) {
+			return fmt.Errorf("sandbox ID %q clashes with sandbox %q on this host: runsc needs IDs that do not start one another", id, other)
+		}
+	}
+	if err := os.Mkdir(p.dir(id), 0o700); err != nil {
+		return fmt.Errorf("sandbox directory: %w", err)
+	}
+	return nil
 }
 
 // start runs a command that starts the sandbox (run or restore) once its
@@ -108,7 +146,7 @@ func (p *Provider) start(ctx context.Context, m meta, args ...string) error {
 		return err
 	}
 	defer output.Close()
-	note(output, "%s with runsc (template %s version %s)", map[string]string{"run": "starting", "restore": "restoring"}[args[0]], m.Template, m.TemplateVersion)
+	note(output, "%s with %s (template %s version %s)", map[string]string{"run": "starting", "restore": "restoring"}[args[0]], p.rs.Name(), m.Template, m.TemplateVersion)
 	return p.rs.Start(ctx, m.Flags, output, args...)
 }
 
@@ -136,20 +174,4 @@ func (p *Provider) placeGPUs(m *meta, prefer []string) ([]specs.LinuxDevice, err
 func (p *Provider) releaseGPUs(m *meta) {
 	p.cfg.GPUs.Release(m.ProviderID)
 	m.GPUPlacement = nil
-}
-
-// adoptGPUs registers the shares that sandboxes recorded before a restart.
-func (p *Provider) adoptGPUs() error {
-	ids, err := p.sandboxIDs()
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if m, err := p.readMeta(id); err == nil && m.GPUPlacement != nil {
-			if err := p.cfg.GPUs.Adopt(id, *m.GPUPlacement); err != nil {
-				return fmt.Errorf("sandbox %s: %w", id, err)
-			}
-		}
-	}
-	return nil
 }

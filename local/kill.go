@@ -3,8 +3,8 @@ package local
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/sbxdev/sbx"
 )
@@ -28,14 +28,23 @@ func (p *Provider) destroy(ctx context.Context, id string) error {
 		errs = append(errs, p.cfg.Network.Detach(ctx, id))
 	}
 	p.cfg.GPUs.Release(id)
-	errs = append(errs, p.removeCgroups(id), os.RemoveAll(p.dir(id)))
-	return errors.Join(errs...)
+	errs = append(errs, p.removeCgroups(id))
+	if err := p.unmountRoot(id); err != nil {
+		return errors.Join(append(errs, err)...) // removing a mounted root would go through it
+	}
+	return errors.Join(append(errs, os.RemoveAll(p.dir(id)))...)
 }
 
-// removeContainer deletes a sandbox's runsc container, whatever its state.
+// removeContainer deletes a sandbox's container, whatever its state. runsc
+// takes an ID for any container it is a prefix of, so the container is
+// looked up first: removing x1, already gone, must not remove x10.
 func (p *Provider) removeContainer(ctx context.Context, id string) error {
-	_, err := p.rs.Run(ctx, nil, "delete", "--force", id)
-	if err != nil && (strings.Contains(err.Error(), "does not exist") || strings.Contains(err.Error(), "not found")) {
+	st, err := p.rs.State(ctx, id)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && st.ID != id) {
+		return nil
+	}
+	_, err = p.rs.Run(ctx, nil, "delete", "--force", id)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	return err

@@ -3,6 +3,8 @@
 // The template's tree is the read-only lower layer of the sandbox's root;
 // writes go to a size-capped upper layer kept in the sandbox's directory.
 // Hibernate checkpoints a sandbox into that directory and resume restores it.
+// A host may run its sandboxes with runc instead, for trusted work (see
+// EngineRunc).
 //
 // Per sandbox, <DataDir>/sandboxes/<id>/ holds sandbox.json (what the
 // provider knows of it, so that a restarted sbx finds it again), the bundle,
@@ -11,6 +13,7 @@
 package local
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -31,8 +34,10 @@ const Name = "local"
 
 // Config is where the provider keeps its sandboxes and what it runs them with.
 type Config struct {
-	DataDir    string // sandboxes live in <DataDir>/sandboxes, runsc's state in <DataDir>/runsc
+	DataDir    string // sandboxes live in <DataDir>/sandboxes, the engine's state in <DataDir>/<engine>
+	Engine     string // EngineRunsc (the default) or EngineRunc
 	Runsc      string // the runsc binary
+	Runc       string // the runc binary, when Engine is runc; default runc on PATH
 	Templates  template.Store
 	Network    *network.Manager // each sandbox's network; nil runs sandboxes without one
 	Egress     network.Policy   // the egress policy of new sandboxes
@@ -50,9 +55,10 @@ type Config struct {
 
 // Provider runs sandboxes with runsc.
 type Provider struct {
-	cfg Config
-	rs  runsc.Runsc
-	ops sync.Map // provider ID → *sync.Mutex, held by each operation on that sandbox
+	cfg    Config
+	rs     runsc.Runsc
+	ops    sync.Map   // provider ID → *sync.Mutex, held by each operation on that sandbox
+	claims sync.Mutex // held while a new sandbox's ID is checked and claimed
 }
 
 // New returns the provider, creating its directories.
@@ -72,16 +78,53 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.GPUs == nil {
 		cfg.GPUs = gpu.NewPlacer(nil)
 	}
-	p := &Provider{cfg: cfg, rs: runsc.Runsc{Path: cfg.Runsc, Root: filepath.Join(cfg.DataDir, "runsc")}}
+	rs := runsc.Runsc{Path: cfg.Runsc, Root: filepath.Join(cfg.DataDir, "runsc")}
+	switch cfg.Engine {
+	case "":
+		cfg.Engine = EngineRunsc
+	case EngineRunsc:
+	case EngineRunc:
+		if cfg.Runc == "" {
+			cfg.Runc = "runc"
+		}
+		rs = runsc.Runsc{Path: cfg.Runc, Root: filepath.Join(cfg.DataDir, "runc"), Runc: true}
+	default:
+		return nil, fmt.Errorf("engine %q is not one the local provider runs (runsc or runc)", cfg.Engine)
+	}
+	p := &Provider{cfg: cfg, rs: rs}
 	for _, d := range []string{p.rs.Root, p.sandboxesDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.adoptGPUs(); err != nil {
+	if err := p.adopt(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// adopt checks that the sandboxes already on this host run with this
+// provider's engine, and registers the GPU shares they recorded.
+func (p *Provider) adopt() error {
+	ids, err := p.sandboxIDs()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		m, err := p.readMeta(id)
+		if err != nil {
+			continue // no record: List reports it unowned and reconciliation removes it
+		}
+		if engine := cmp.Or(m.Engine, EngineRunsc); engine != p.cfg.Engine {
+			return fmt.Errorf("sandbox %s on this host runs with %s, not %s: kill the host's sandboxes before changing its engine", id, engine, p.cfg.Engine)
+		}
+		if m.GPUPlacement != nil {
+			if err := p.cfg.GPUs.Adopt(id, *m.GPUPlacement); err != nil {
+				return fmt.Errorf("sandbox %s: %w", id, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Name implements sbx.Provider.
@@ -89,7 +132,7 @@ func (p *Provider) Name() string { return Name }
 
 // Capabilities implements sbx.Provider.
 func (p *Provider) Capabilities() sbx.Capabilities {
-	return sbx.Capabilities{MemoryPause: true, Hibernate: true, GPU: len(p.cfg.GPUs.Inventory()) > 0}
+	return sbx.Capabilities{MemoryPause: true, Hibernate: !p.runc(), GPU: !p.runc() && len(p.cfg.GPUs.Inventory()) > 0}
 }
 
 // The states a sandbox's record can be in.
@@ -106,6 +149,7 @@ type meta struct {
 	ProviderID      string          `json:"provider_id"`
 	Template        string          `json:"template"`
 	TemplateVersion string          `json:"template_version"`
+	Engine          string          `json:"engine"`
 	Flags           []string        `json:"flags"` // the per-sandbox runsc flags, reused by checkpoint and restore
 	State           string          `json:"state"`
 	MemoryMB        int64           `json:"memory_mb"`

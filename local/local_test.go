@@ -59,7 +59,7 @@ func missing() string {
 	if os.Getenv("SBX_RUNSC") == "" {
 		return "$SBX_RUNSC (scripts/test.sh builds runsc and sets it)"
 	}
-	for _, cmd := range []string{"debootstrap", "nft", "ip"} {
+	for _, cmd := range []string{"debootstrap", "nft", "ip", "runc"} {
 		if _, err := exec.LookPath(cmd); err != nil {
 			return cmd
 		}
@@ -73,14 +73,17 @@ var testPool = netip.MustParsePrefix("10.236.0.0/22")
 
 // newProvider returns a provider with its own data directory and its own
 // nftables table; at cleanup every sandbox it holds is destroyed.
-func newProvider(t *testing.T) *Provider {
+func newProvider(t *testing.T) *Provider { return newEngineProvider(t, EngineRunsc) }
+
+// newEngineProvider is newProvider with the given engine.
+func newEngineProvider(t *testing.T, engine string) *Provider {
 	dir := t.TempDir()
 	net, err := network.New(network.Config{Pool: testPool, StateDir: filepath.Join(dir, "network"),
 		Table: "sbxlocaltest", Nameservers: []netip.Addr{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Config{DataDir: dir, Runsc: os.Getenv("SBX_RUNSC"), Templates: templates, Network: net,
+	p, err := New(Config{DataDir: dir, Engine: engine, Runsc: os.Getenv("SBX_RUNSC"), Templates: templates, Network: net,
 		WatchEvery: 50 * time.Millisecond, CgroupParent: "sbxlocaltest"})
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,8 @@ func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error
 }
 
 // Metrics implements sbx.MetricsReader: CPU, memory, processes and network
-// as gVisor counts them, and the bytes the writable layer holds on disk.
+// as gVisor counts them (runc: as the cgroups do), and the bytes the
+// writable layer holds on disk.
 func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, error) {
 	id, err := handleID(h)
 	if err != nil {
@@ -63,7 +64,9 @@ func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, erro
 			out.NetTxBytes += int64(nic.TxBytes)
 		}
 	}
-	if state, err := p.rs.State(ctx, id); err == nil {
+	if p.runc() {
+		out.DiskUsedBytes = p.upperUsed(id)
+	} else if state, err := p.rs.State(ctx, id); err == nil {
 		out.DiskUsedBytes = p.diskUsed(id, state.PID)
 	}
 	return out, nil

@@ -31,6 +31,9 @@ func (p *Provider) Pause(ctx context.Context, h sbx.Handle) error {
 // container goes, with its memory and GPU shares. Its network stays, so
 // that it wakes with the same address.
 func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) error {
+	if p.runc() {
+		return sbx.Errorf(sbx.EUnsupported, "this host runs sandboxes with runc, which cannot checkpoint them: only the runsc engine hibernates; pause keeps a sandbox in memory")
+	}
 	m, end, err := p.load(h, stateRunning, statePaused)
 	if err != nil {
 		return err

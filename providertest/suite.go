@@ -38,7 +38,7 @@ func Run(t *testing.T, f Factory) {
 	})
 	t.Run("CreateListKill", func(t *testing.T) { testCreateListKill(t, f) })
 	t.Run("PauseResume", func(t *testing.T) { testPauseResume(t, f) })
-	if _, ok := f.New(t).(sbx.Hibernator); ok {
+	if p := f.New(t); p.Capabilities().Hibernate {
 		t.Run("HibernateWake", func(t *testing.T) { testHibernate(t, f) })
 	}
 	t.Run("ConcurrentCreates", func(t *testing.T) { testConcurrent(t, f) })

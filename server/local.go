@@ -1,10 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/sbxdev/sbx/apiv1"
@@ -17,7 +19,9 @@ import (
 
 // LocalConfig is how serve runs the local gVisor provider.
 type LocalConfig struct {
+	Engine       string       // local.EngineRunsc (default) or local.EngineRunc
 	Runsc        string       // runsc binary; default <DataDir>/bin/runsc, then PATH
+	Runc         string       // runc binary, for the runc engine; default runc on PATH
 	TemplatesDir string       // default <DataDir>/templates
 	Pool         netip.Prefix // sandbox addresses; default 10.201.0.0/16
 	DenyEgress   bool         // sandboxes reach nothing outside
@@ -25,11 +29,15 @@ type LocalConfig struct {
 	DiskMB       int64        // writable layer cap per sandbox; default 10 GiB
 }
 
-// startLocal finds runsc and, when it runs, builds the local provider over
-// the data directory: the network, the GPU inventory, and the `base`
-// template, built on first start. The engine status says what was found.
+// startLocal finds the engine (runsc, or runc) and, when it runs, builds the
+// local provider over the data directory: the network, the GPU inventory,
+// and the `base` template, built on first start. The engine status says
+// what was found.
 func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provider, apiv1.EngineStatus, error) {
-	st := findRunsc(ctx, cfg)
+	st, err := findEngine(ctx, cfg.Local, cfg.DataDir)
+	if err != nil {
+		return nil, st, err
+	}
 	if !st.Available {
 		return nil, st, nil
 	}
@@ -53,12 +61,12 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	if err != nil {
 		return nil, st, err
 	}
-	p, err := local.New(local.Config{DataDir: cfg.DataDir, Runsc: st.Path, Templates: templates, Network: net,
+	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Templates: templates, Network: net,
 		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB})
 	if err != nil {
 		return nil, st, err
 	}
-	log.Info("local provider ready", "runsc", st.Version, "gpus", inv.String(), "deny_egress", lc.DenyEgress)
+	log.Info("local provider ready", "engine", st.Name, "version", st.Version, "gpus", inv.String(), "deny_egress", lc.DenyEgress)
 	return p, st, nil
 }
 
@@ -70,20 +78,30 @@ func gpuInventory(ctx context.Context, configured string) (gpu.Inventory, error)
 	return gpu.Discover(ctx)
 }
 
-// findRunsc finds runsc and checks that it runs.
-func findRunsc(ctx context.Context, cfg Config) apiv1.EngineStatus {
-	st := apiv1.EngineStatus{Name: "runsc"}
-	path, err := runsc.Find(cfg.Local.Runsc, cfg.DataDir)
+// findEngine finds the engine's binary and checks that it runs; only an
+// engine that is neither runsc nor runc is an error.
+func findEngine(ctx context.Context, lc LocalConfig, dataDir string) (apiv1.EngineStatus, error) {
+	st := apiv1.EngineStatus{Name: cmp.Or(lc.Engine, local.EngineRunsc)}
+	var path string
+	var err error
+	switch st.Name {
+	case local.EngineRunsc:
+		path, err = runsc.Find(lc.Runsc, dataDir)
+	case local.EngineRunc:
+		path, err = exec.LookPath(cmp.Or(lc.Runc, "runc"))
+	default:
+		return st, fmt.Errorf("--engine %q: the local provider runs sandboxes with runsc or runc", st.Name)
+	}
 	if err == nil {
 		st.Path = path
-		st.Version, err = runsc.Version(ctx, path)
+		st.Version, err = runsc.Version(ctx, st.Name, path)
 	}
 	if err != nil {
 		st.Detail = err.Error()
-		return st
+		return st, nil
 	}
-	st.Available, st.Detail = true, fmt.Sprintf("runsc %s at %s", st.Version, path)
-	return st
+	st.Available, st.Detail = true, fmt.Sprintf("%s %s at %s", st.Name, st.Version, path)
+	return st, nil
 }
 
 // logWriter turns a build's progress lines into log lines.

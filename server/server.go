@@ -82,8 +82,8 @@ func Run(ctx context.Context, cfg Config) error {
 		if p != nil {
 			providers = append(providers, p)
 		} else {
-			log.Warn("runsc not usable; sandboxes cannot run here", "detail", st.Detail)
-			missingLocal = "runsc is not usable: " + st.Detail
+			log.Warn(st.Name+" not usable; sandboxes cannot run here", "detail", st.Detail)
+			missingLocal = st.Name + " is not usable: " + st.Detail
 		}
 	}
 	mgr := lifecycle.New(store, providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout,

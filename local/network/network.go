@@ -179,7 +179,7 @@ func (m *Manager) attach(ctx context.Context, a Attachment) error {
 		return err
 	}
 	m.attached[a.ID] = a
-	if err := m.syncRules(ctx); err != nil {
+	if err := m.addRules(ctx, a); err != nil {
 		return err
 	}
 	return saveRecord(m.cfg.StateDir, a)

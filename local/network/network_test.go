@@ -75,8 +75,8 @@ func TestDenyAllAndAllow(t *testing.T) {
 	reach(t, private.Netns, denied.Addr.Addr(), deniedPort)
 }
 
-// Every change replaces the table; established connections and their NAT
-// live in conntrack and carry on.
+// Attaches add to the table, detaches and restarts replace it; established
+// connections and their NAT live in conntrack and carry on.
 func TestConnectionsSurviveRuleChanges(t *testing.T) {
 	cfg := testConfig(t, "10.231.10.0/24")
 	m := newManager(t, cfg)
@@ -293,4 +293,25 @@ func listTable(t *testing.T, table string) string {
 		t.Fatalf("nft list table: %v: %s", err, out)
 	}
 	return string(out)
+}
+
+// An attach adds only its own set elements; when the table is gone (removed
+// behind sbx's back), it installs the whole table again.
+func TestAttachReinstallsAMissingTable(t *testing.T) {
+	cfg := testConfig(t, "10.231.9.0/24")
+	m := newManager(t, cfg)
+	a := attach(t, m, "reinstall-a", Policy{})
+	if out, err := exec.Command("nft", "delete", "table", "inet", cfg.Table).CombinedOutput(); err != nil {
+		t.Fatalf("nft delete table: %v %s", err, out)
+	}
+	b := attach(t, m, "reinstall-b", Policy{DenyAll: true})
+	out, err := exec.Command("nft", "list", "table", "inet", cfg.Table).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nft list table: %v %s", err, out)
+	}
+	for _, iface := range []string{a.HostIf, b.HostIf} {
+		if !strings.Contains(string(out), `"`+iface+`"`) {
+			t.Errorf("the table lacks %s:\n%s", iface, out)
+		}
+	}
 }

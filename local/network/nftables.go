@@ -15,9 +15,10 @@ import (
 	"text/template"
 )
 
-// The nftables table is a function of the config and the attachments: every
-// change renders it whole and replaces it in one transaction (`nft -f`), so
-// the rules always match the records and are never briefly absent.
+// The nftables table is a function of the config and the attachments: a
+// start or a detach renders it whole and replaces it in one transaction
+// (`nft -f`), so the rules always match the records and are never briefly
+// absent; an attach only adds its set elements.
 // Conntrack entries, and so established connections and their NAT, survive.
 
 // blocked are the destinations a sandbox may not reach unless its policy
@@ -94,15 +95,12 @@ func ruleset(cfg Config, attached map[string]Attachment) string {
 		data.Nameservers = append(data.Nameservers, ns.String())
 	}
 	for _, id := range slices.Sorted(maps.Keys(attached)) {
-		a := attached[id]
-		quoted := `"` + a.HostIf + `"`
-		data.Sandboxes = append(data.Sandboxes, quoted)
-		if a.Policy.DenyAll {
-			data.DenyAll = append(data.DenyAll, quoted)
+		iface, denyAll, allow := elements(attached[id])
+		data.Sandboxes = append(data.Sandboxes, iface)
+		if denyAll {
+			data.DenyAll = append(data.DenyAll, iface)
 		}
-		for _, p := range a.Policy.Allow {
-			data.Allow = append(data.Allow, quoted+" . "+p.String())
-		}
+		data.Allow = append(data.Allow, allow...)
 	}
 	var b strings.Builder
 	if err := rulesetTemplate.Execute(&b, data); err != nil {
@@ -111,17 +109,52 @@ func ruleset(cfg Config, attached map[string]Attachment) string {
 	return b.String()
 }
 
+// elements are an attachment's entries in the table's sets: its host
+// interface, whether it is in deny_all, and its allow entries.
+func elements(a Attachment) (iface string, denyAll bool, allow []string) {
+	iface = `"` + a.HostIf + `"`
+	for _, p := range a.Policy.Allow {
+		allow = append(allow, iface+" . "+p.String())
+	}
+	return iface, a.Policy.DenyAll, allow
+}
+
 // syncRules replaces the table with the one for m's attachments.
 func (m *Manager) syncRules(ctx context.Context) error {
+	return m.nft(ctx, ruleset(m.cfg, m.attached))
+}
+
+// addRules adds one attachment's set elements to the installed table, in
+// one transaction: far cheaper than replacing the table, which is what
+// makes attaching fast. Should it fail (the table was changed behind sbx's
+// back), the table is replaced whole.
+func (m *Manager) addRules(ctx context.Context, a Attachment) error {
+	iface, denyAll, allow := elements(a)
+	var b strings.Builder
+	fmt.Fprintf(&b, "add element inet %s sandboxes { %s }\n", m.cfg.Table, iface)
+	if denyAll {
+		fmt.Fprintf(&b, "add element inet %s deny_all { %s }\n", m.cfg.Table, iface)
+	}
+	if len(allow) > 0 {
+		fmt.Fprintf(&b, "add element inet %s allow { %s }\n", m.cfg.Table, strings.Join(allow, ", "))
+	}
+	if err := m.nft(ctx, b.String()); err != nil {
+		return m.syncRules(ctx)
+	}
+	return nil
+}
+
+// nft runs an nft script as one transaction.
+func (m *Manager) nft(ctx context.Context, script string) error {
 	cmd := exec.CommandContext(ctx, "nft", "-f", "-")
-	cmd.Stdin = strings.NewReader(ruleset(m.cfg, m.attached))
+	cmd.Stdin = strings.NewReader(script)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return errors.New("network: nft not found: install nftables")
 		}
-		return fmt.Errorf("network: install nftables table %s: %w: %s", m.cfg.Table, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("network: nftables table %s: %w: %s", m.cfg.Table, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
 }

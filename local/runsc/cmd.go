@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,14 +13,30 @@ import (
 
 // Runsc runs one runsc binary with one set of top-level flags. Every command
 // of a sandbox's life must get the same flags: restore requires it.
+//
+// With Runc set, Path is runc instead: its commands for a container's life
+// (run, state, list, pause, resume, events, delete) are runsc's, without the
+// gVisor flags.
 type Runsc struct {
 	Path     string
-	Root     string // runsc's state directory
+	Root     string // the runtime's state directory
 	Platform string // default systrap (the KVM platform hangs on these hosts)
+	Runc     bool
+}
+
+// Name is the runtime's name in messages: runsc or runc.
+func (r Runsc) Name() string {
+	if r.Runc {
+		return "runc"
+	}
+	return "runsc"
 }
 
 // flags are the top-level flags of every call, plus extra per-sandbox ones.
 func (r Runsc) flags(extra ...string) []string {
+	if r.Runc {
+		return append([]string{"--root", r.Root}, extra...)
+	}
 	platform := r.Platform
 	if platform == "" {
 		platform = "systrap"
@@ -43,7 +60,7 @@ func (r Runsc) Start(ctx context.Context, extra []string, output *os.File, args 
 	cmd := exec.CommandContext(ctx, r.Path, append(r.flags(extra...), args...)...)
 	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("runsc %s: %v: %s", args[0], err, strings.Join(Tail(output.Name(), 5), " | "))
+		return fmt.Errorf("%s %s: %w: %s", r.Name(), args[0], err, strings.Join(Tail(output.Name(), 5), " | "))
 	}
 	return nil
 }
@@ -66,9 +83,17 @@ func (r Runsc) wait(cmd *exec.Cmd, verb string, out, errOut *bytes.Buffer) ([]by
 		if msg == "" {
 			msg = strings.TrimSpace(out.String())
 		}
-		return out.Bytes(), fmt.Errorf("runsc %s: %v: %s", verb, err, msg)
+		if gone(msg) {
+			err = fs.ErrNotExist
+		}
+		return out.Bytes(), fmt.Errorf("%s %s: %w: %s", r.Name(), verb, err, msg)
 	}
 	return out.Bytes(), nil
+}
+
+// gone reports whether a complaint says the container does not exist.
+func gone(msg string) bool {
+	return strings.Contains(msg, "does not exist") || strings.Contains(msg, "container not found")
 }
 
 // Container is one entry of `runsc list`.
@@ -87,7 +112,7 @@ func (r Runsc) List(ctx context.Context) ([]Container, error) {
 	}
 	var cs []Container
 	if err := json.Unmarshal(bytes.TrimSpace(out), &cs); err != nil {
-		return nil, fmt.Errorf("runsc list: %w", err)
+		return nil, fmt.Errorf("%s list: %w", r.Name(), err)
 	}
 	return cs, nil
 }
@@ -100,6 +125,9 @@ type State struct {
 }
 
 // State returns a container's state; runsc checks that its sandbox is alive.
+// An error wrapping fs.ErrNotExist means there is no such container. runsc
+// also answers for the one container whose ID id is a prefix of, so callers
+// compare the ID.
 func (r Runsc) State(ctx context.Context, id string) (State, error) {
 	out, err := r.Run(ctx, nil, "state", id)
 	if err != nil {
@@ -107,7 +135,7 @@ func (r Runsc) State(ctx context.Context, id string) (State, error) {
 	}
 	var st State
 	if err := json.Unmarshal(out, &st); err != nil {
-		return State{}, fmt.Errorf("runsc state: %w", err)
+		return State{}, fmt.Errorf("%s state: %w", r.Name(), err)
 	}
 	return st, nil
 }
@@ -134,7 +162,8 @@ type Stats struct {
 	} `json:"network_interfaces"`
 }
 
-// Stats returns a container's resource use, measured inside gVisor.
+// Stats returns a container's resource use, measured inside gVisor (by runc:
+// from the container's cgroups).
 func (r Runsc) Stats(ctx context.Context, id string) (Stats, error) {
 	out, err := r.Run(ctx, nil, "events", "--stats", id)
 	if err != nil {
@@ -144,7 +173,7 @@ func (r Runsc) Stats(ctx context.Context, id string) (Stats, error) {
 		Data Stats `json:"data"`
 	}
 	if err := json.Unmarshal(out, &ev); err != nil {
-		return Stats{}, fmt.Errorf("runsc events --stats: %w", err)
+		return Stats{}, fmt.Errorf("%s events --stats: %w", r.Name(), err)
 	}
 	return ev.Data, nil
 }

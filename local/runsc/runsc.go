@@ -1,5 +1,6 @@
 // Package runsc finds gVisor's runsc binary and asks it what it is. It is the
-// local provider's only door to runsc.
+// local provider's only door to runsc, and to runc on hosts that run their
+// sandboxes with it.
 package runsc
 
 import (
@@ -40,18 +41,19 @@ func executable(path string) (string, error) {
 	return filepath.Abs(path)
 }
 
-// Version runs `runsc --version` and returns the version it reports.
-func Version(ctx context.Context, path string) (string, error) {
+// Version runs `<path> --version` and returns the version it reports, which
+// must be name's (runsc or runc).
+func Version(ctx context.Context, name, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("runsc %s does not run: %v: %s", path, err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("%s %s does not run: %v: %s", name, path, err, strings.TrimSpace(string(out)))
 	}
 	first, _, _ := strings.Cut(string(out), "\n")
-	version, ok := strings.CutPrefix(first, "runsc version ")
+	version, ok := strings.CutPrefix(first, name+" version ")
 	if !ok || version == "" {
-		return "", fmt.Errorf("runsc %s answered --version with %q, not \"runsc version …\"", path, first)
+		return "", fmt.Errorf("%s %s answered --version with %q, not \"%s version …\"", name, path, first, name)
 	}
 	return version, nil
 }

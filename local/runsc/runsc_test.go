@@ -24,7 +24,7 @@ func TestFindAndVersionOfThePinnedBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := Version(context.Background(), path)
+	v, err := Version(context.Background(), "runsc", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,11 @@ func TestFindLooksInTheDataDir(t *testing.T) {
 	if err != nil || got != bin {
 		t.Fatalf("Find = %q, %v; want %s", got, err, bin)
 	}
-	if v, err := Version(context.Background(), got); err != nil || v != "fake-1" {
+	if v, err := Version(context.Background(), "runsc", got); err != nil || v != "fake-1" {
 		t.Fatalf("Version = %q, %v", v, err)
 	}
 	os.WriteFile(bin, []byte("#!/bin/sh\necho hello\n"), 0o755)
-	if _, err := Version(context.Background(), bin); err == nil || !strings.Contains(err.Error(), "not \"runsc version") {
+	if _, err := Version(context.Background(), "runsc", bin); err == nil || !strings.Contains(err.Error(), "not \"runsc version") {
 		t.Fatalf("a binary that is not runsc: %v", err)
 	}
 	if _, err := Find(filepath.Join(dir, "nope"), dir); err == nil {
