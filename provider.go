@@ -46,6 +46,13 @@ type Hibernator interface {
 	Hibernate(ctx context.Context, h Handle) error
 }
 
+// AgentDialer is implemented by providers whose sandboxes run sbx's agent as
+// their first process: it returns the address (host:port) at which serve
+// reaches the agent of a running sandbox.
+type AgentDialer interface {
+	AgentAddr(ctx context.Context, h Handle) (string, error)
+}
+
 // Died is what a provider says about compute that ended on its own.
 type Died struct {
 	ProviderSandboxID string

@@ -26,9 +26,15 @@ type GPU struct {
 	Fraction int    `json:"fraction,omitempty" enum:"25,50,75,100"` // default 100
 }
 
-// TimeoutRequest is the body of POST …/connect, …/resume and …/timeout.
+// TimeoutRequest is the body of POST …/resume and …/timeout.
 type TimeoutRequest struct {
 	Timeout *int64 `json:"timeout,omitempty" minimum:"1" doc:"Seconds."`
+}
+
+// ConnectRequest is the body of POST …/connect.
+type ConnectRequest struct {
+	Timeout           *int64 `json:"timeout,omitempty" minimum:"1" doc:"Seconds."`
+	RotateAccessToken bool   `json:"rotateAccessToken,omitempty" doc:"Give the sandbox a new access token; the old one stops working at once."`
 }
 
 // PauseRequest is the body of POST …/pause.

@@ -82,5 +82,7 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newSandbox(g))
 	root.AddCommand(newTemplate(g))
 	root.AddCommand(newBench(g))
+	root.AddCommand(newAgent(g))
+	root.AddCommand(newExec(g), newShell(g), newFiles(g))
 	return root
 }

@@ -30,5 +30,6 @@ func newSandboxConnect(g *globals) *cobra.Command {
 		}),
 	}
 	cmd.Flags().Var(durationValue{&o.Timeout}, "timeout", "new timeout from now, in seconds or as 1h (default: keep the sandbox's)")
+	cmd.Flags().BoolVar(&o.RotateAccessToken, "rotate-token", false, "give the sandbox a new access token; the old one stops working")
 	return cmd
 }

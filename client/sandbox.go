@@ -10,14 +10,21 @@ import (
 
 // Sandbox is a handle on one sandbox, as Create and Connect return it. Its
 // methods address the sandbox by its sbx UUID and keep Data up to date with
-// each answer. It is safe for concurrent use.
+// each answer; Commands, Files and Pty reach its agent through the server.
+// It is safe for concurrent use.
 type Sandbox struct {
+	Commands *Commands // processes: run, start, follow, signal
+	Files    *Files    // the filesystem: read, write, list, watch
+	Pty      *Pty      // interactive terminals
+
 	c    *Client
 	mu   sync.Mutex
 	data apiv1.Sandbox
 }
 
-func (c *Client) handle(data *apiv1.Sandbox) *Sandbox { return &Sandbox{c: c, data: *data} }
+func (c *Client) handle(data *apiv1.Sandbox) *Sandbox {
+	return &Sandbox{c: c, data: *data, Commands: c.Commands(data.ID), Files: c.Files(data.ID), Pty: c.Pty(data.ID)}
+}
 
 // ID is the sandbox's sbx UUID.
 func (s *Sandbox) ID() string { return s.Data().ID }

@@ -26,7 +26,8 @@ type CreateOptions struct {
 
 // ConnectOptions are the optional parts of a connect.
 type ConnectOptions struct {
-	Timeout time.Duration // new lifetime from now; zero keeps the sandbox's timeout
+	Timeout           time.Duration // new lifetime from now; zero keeps the sandbox's timeout
+	RotateAccessToken bool          // a new access token; the old one stops working
 }
 
 // ListOptions filter and page a list of the caller's sandboxes.
@@ -67,7 +68,7 @@ func (c *Client) Connect(ctx context.Context, id string, opts *ConnectOptions) (
 	if opts == nil {
 		opts = &ConnectOptions{}
 	}
-	out, err := c.action(ctx, id, "connect", apiv1.TimeoutRequest{Timeout: seconds(opts.Timeout)})
+	out, err := c.action(ctx, id, "connect", apiv1.ConnectRequest{Timeout: seconds(opts.Timeout), RotateAccessToken: opts.RotateAccessToken})
 	if err != nil {
 		return nil, err
 	}

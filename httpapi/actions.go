@@ -16,7 +16,21 @@ const maxRefresh = 3600
 type timed func(ctx context.Context, c sbx.Caller, ref string, d time.Duration) (sbx.Sandbox, error)
 
 func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request) {
-	s.timedAction(w, r, "timeout", false, 0, s.mgr.Connect)
+	var body apiv1.ConnectRequest
+	err := s.decodeBody(w, r, &body)
+	var d time.Duration
+	if err == nil {
+		d, err = seconds("timeout", body.Timeout, false, 0)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	sb, err := s.mgr.Connect(r.Context(), caller(r), r.PathValue("id"), d)
+	if err == nil && body.RotateAccessToken {
+		sb, err = s.mgr.RotateToken(r.Context(), sb)
+	}
+	s.answer(w, r, sb, err)
 }
 
 func (s *Server) resumeSandbox(w http.ResponseWriter, r *http.Request) {

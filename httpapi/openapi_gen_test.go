@@ -2,9 +2,11 @@ package httpapi_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"reflect"
 	"regexp"
@@ -27,10 +29,13 @@ var update = flag.Bool("update", false, "rewrite openapi.json from the generator
 type op struct {
 	id, summary, description string
 	query                    []param
-	body                     any // a value of the request body's type; nil: no body
+	body                     any    // a value of the request body's type; nil: no body
+	bodyType                 string // its media type; default application/json
 	bodyRequired             bool
-	status                   int // the success status
-	response                 any // a value of the success body's type
+	status                   int         // the success status
+	response                 any         // a value of the success body's type; nil: none
+	responseType             string      // its media type; default application/json
+	also                     map[int]any // other success statuses, with JSON bodies
 	errors                   []int
 	open                     bool // no API key needed
 }
@@ -76,8 +81,8 @@ var operations = map[string]op{
 		status: 200, response: apiv1.Sandbox{}, errors: []int{400, 401, 404}},
 	"DELETE /api/v1/sandboxes/{id}": {id: "deleteSandbox", summary: "Kill a sandbox; its row stays for audit and billing",
 		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
-	"POST /api/v1/sandboxes/{id}/connect": {id: "connectSandbox", summary: "Runtime URL and token; resumes a paused sandbox and extends the timeout",
-		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+	"POST /api/v1/sandboxes/{id}/connect": {id: "connectSandbox", summary: "Runtime URL and token (rotated when asked); resumes a paused sandbox and extends the timeout",
+		body: apiv1.ConnectRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"POST /api/v1/sandboxes/{id}/pause": {id: "pauseSandbox", summary: "Pause a running sandbox (pause_reason user): frozen in memory, or hibernated to disk",
 		body: apiv1.PauseRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{501}, actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/resume": {id: "resumeSandbox", summary: "Resume a paused sandbox, optionally with a new timeout",
@@ -104,15 +109,86 @@ var operations = map[string]op{
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
 }
 
+// binary is a request or response body of raw bytes.
+type binary []byte
+
+// multipartUpload is the body of a multipart file upload.
+type multipartUpload struct {
+	Files []binary `json:"files" doc:"One part per file; each part's filename is its path under the path parameter."`
+}
+
+var (
+	pathQuery   = param{"path", "A path inside the sandbox; relative paths are relative to /workspace.", str, false}
+	agentErrs   = []int{400, 401, 403, 404, 409, 502, 503, 504}
+	streamsNote = " The stream is NDJSON: one JSON object per line, flushed as it comes."
+)
+
+// agentOperations are the agent's routes (apiv1/agent.go), proxied by serve
+// under /api/v1/sandboxes/{id}: a paused sandbox is resumed, a hibernated one woken.
+var agentOperations = map[string]op{
+	"POST /commands": {id: "startCommand", summary: "Start a command; stream its output and end, or answer at once with background",
+		description: "Without background the answer is 200 with a stream of CommandEvents: start, stdout and stderr chunks, end." + streamsNote,
+		body:        apiv1.StartCommandRequest{}, bodyRequired: true, status: 200, response: apiv1.CommandEvent{}, responseType: apiv1.NDJSON,
+		also: map[int]any{201: apiv1.CommandInfo{}}, errors: agentErrs},
+	"GET /commands": {id: "listCommands", summary: "Running commands and PTYs, and recently ended ones",
+		status: 200, response: apiv1.CommandList{}, errors: agentErrs},
+	"GET /commands/{ref}": {id: "getCommand", summary: "A command by PID or tag", status: 200, response: apiv1.CommandInfo{}, errors: agentErrs},
+	"DELETE /commands/{ref}": {id: "killCommand", summary: "Kill a command and its whole process group (SIGKILL)",
+		status: 200, response: apiv1.CommandInfo{}, errors: agentErrs},
+	"GET /commands/{ref}/stream": {id: "streamCommand", summary: "Reconnect: a command's output so far, then live, then its end",
+		description: "The output the agent still holds (a bounded buffer from the start) comes first." + streamsNote,
+		status:      200, response: apiv1.CommandEvent{}, responseType: apiv1.NDJSON, errors: agentErrs},
+	"POST /commands/{ref}/stdin": {id: "writeStdin", summary: "Write the body's bytes to a command's stdin (or its terminal)",
+		body: binary{}, bodyType: "application/octet-stream", bodyRequired: true, status: 204, errors: agentErrs},
+	"DELETE /commands/{ref}/stdin": {id: "closeStdin", summary: "Close a command's stdin", status: 204, errors: agentErrs},
+	"POST /commands/{ref}/signal": {id: "signalCommand", summary: "Send a signal to a command's process group",
+		body: apiv1.SignalRequest{}, bodyRequired: true, status: 200, response: apiv1.CommandInfo{}, errors: agentErrs},
+	"POST /pty": {id: "startPty", summary: "Start a command (default a login shell) on a new terminal",
+		body: apiv1.StartPtyRequest{}, bodyRequired: true, status: 201, response: apiv1.CommandInfo{}, errors: agentErrs},
+	"GET /pty/{ref}": {id: "attachPty", summary: "Attach to a terminal over a WebSocket",
+		description: "Binary messages carry output (first what is buffered) to the client and input to the terminal; text messages carry PtyControl JSON: resize from the client, exit from the agent.",
+		status:      101, errors: agentErrs},
+	"POST /pty/{ref}/resize": {id: "resizePty", summary: "Resize a terminal", body: apiv1.PtySize{}, bodyRequired: true, status: 204, errors: agentErrs},
+	"GET /files": {id: "readFile", summary: "A file's bytes, streamed", query: []param{pathQuery},
+		status: 200, response: binary{}, responseType: "application/octet-stream", errors: agentErrs},
+	"PUT /files": {id: "writeFile", summary: "Write the body to a file, streamed; parents are made", query: []param{pathQuery},
+		body: binary{}, bodyType: "application/octet-stream", bodyRequired: true, status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
+	"POST /files": {id: "uploadFiles", summary: "Upload several files (multipart/form-data) under a directory", query: []param{pathQuery},
+		body: multipartUpload{}, bodyType: "multipart/form-data", bodyRequired: true, status: 200, response: apiv1.EntryList{}, errors: agentErrs},
+	"DELETE /files": {id: "removeFile", summary: "Remove a file or a directory, recursively", query: []param{pathQuery}, status: 204, errors: agentErrs},
+	"GET /files/list": {id: "listFiles", summary: "A directory's entries to a depth, sorted by path",
+		query:  []param{pathQuery, {"depth", "How deep to list; 1 (the default) is the directory's children.", map[string]any{"type": "integer", "minimum": 1}, false}},
+		status: 200, response: apiv1.EntryList{}, errors: agentErrs},
+	"GET /files/stat": {id: "statFile", summary: "A file's type, size, mode and time", query: []param{pathQuery},
+		status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
+	"POST /files/mkdir": {id: "makeDir", summary: "Make a directory and its parents (200 when it already exists)",
+		body: apiv1.PathRequest{}, bodyRequired: true, status: 201, response: apiv1.EntryInfo{}, also: map[int]any{200: apiv1.EntryInfo{}}, errors: agentErrs},
+	"POST /files/move": {id: "moveFile", summary: "Move or rename a file or directory",
+		body: apiv1.MoveRequest{}, bodyRequired: true, status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
+	"GET /files/watch": {id: "watchFiles", summary: "Stream a directory's changes until the client leaves",
+		description: "Each line is a FileEvent." + streamsNote,
+		query:       []param{pathQuery, {"recursive", "Watch subdirectories too.", map[string]any{"type": "boolean"}, false}},
+		status:      200, response: apiv1.FileEvent{}, responseType: apiv1.NDJSON, errors: agentErrs},
+}
+
+func init() {
+	for k, o := range agentOperations {
+		method, path, _ := strings.Cut(k, " ")
+		operations[method+" /api/v1/sandboxes/{id}"+path] = o
+	}
+}
+
 var pathParams = map[string]string{
 	"id":                  "The sandbox's provider sandbox ID (sandboxID) or its sbx UUID (id).",
 	"org":                 "The org's ID or name; any org but the caller's is not found.",
 	"provider_sandbox_id": "The sandbox's provider sandbox ID (its sbx UUID also works).",
+	"ref":                 "A command's PID or tag.",
 }
 
 var errorText = map[int]string{
 	400: "The request is malformed; errors[] names each bad field.",
 	401: "No API key, or not a valid one.",
+	403: "The sandbox's agent was denied access to the path.",
 	404: "No such sandbox or org visible to the caller.",
 	409: "The sandbox's state does not allow this; detail names the state.",
 	501: "The provider does not support this.",
@@ -154,10 +230,17 @@ func generate() ([]byte, error) {
 		}
 		if o.body != nil {
 			item["requestBody"] = map[string]any{"required": o.bodyRequired,
-				"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(o.body))}}}
+				"content": map[string]any{cmp.Or(o.bodyType, "application/json"): map[string]any{"schema": g.schema(reflect.TypeOf(o.body))}}}
 		}
-		responses := map[string]any{strconv.Itoa(o.status): map[string]any{"description": "OK",
-			"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(o.response))}}}}
+		ok := map[string]any{"description": http.StatusText(o.status)}
+		if o.response != nil {
+			ok["content"] = map[string]any{cmp.Or(o.responseType, "application/json"): map[string]any{"schema": g.schema(reflect.TypeOf(o.response))}}
+		}
+		responses := map[string]any{strconv.Itoa(o.status): ok}
+		for code, body := range o.also {
+			responses[strconv.Itoa(code)] = map[string]any{"description": http.StatusText(code),
+				"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(body))}}}
+		}
 		errs := o.errors
 		if !o.open {
 			errs = append(errs[:len(errs):len(errs)], 500)
@@ -214,6 +297,10 @@ func (g *gen) schema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string", "format": "date-time"}
 	case t == reflect.TypeOf(json.RawMessage{}):
 		return map[string]any{"type": "object"}
+	case t == reflect.TypeOf(binary{}):
+		return map[string]any{"type": "string", "format": "binary"}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		return map[string]any{"type": "string", "format": "byte"}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -222,6 +309,8 @@ func (g *gen) schema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string"}
 	case reflect.Bool:
 		return map[string]any{"type": "boolean"}
+	case reflect.Uint16:
+		return map[string]any{"type": "integer", "minimum": 0, "maximum": 65535}
 	case reflect.Int, reflect.Int64:
 		return map[string]any{"type": "integer", "format": "int64"}
 	case reflect.Float64:

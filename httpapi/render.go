@@ -13,9 +13,6 @@ import (
 	"github.com/sbxdev/sbx/ledger"
 )
 
-// AgentPort is the fixed port of the agent inside every sandbox.
-const AgentPort = 49983
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -64,7 +61,7 @@ func (s *Server) runtimeURL(sb sbx.Sandbox) string {
 	if err != nil || u.Host == "" {
 		return ""
 	}
-	host := fmt.Sprintf("%d-%s.%s", AgentPort, sb.ProviderSandboxID, s.cfg.Domain)
+	host := fmt.Sprintf("%d-%s.%s", apiv1.AgentPort, sb.ProviderSandboxID, s.cfg.Domain)
 	if port := u.Port(); port != "" {
 		host += ":" + port
 	}

@@ -21,7 +21,7 @@ func (s *Server) routes() []Route {
 	authed := func(method, pattern string, h http.HandlerFunc) Route {
 		return Route{Method: method, Pattern: pattern, handler: h, auth: true}
 	}
-	return []Route{
+	routes := []Route{
 		open("GET", "/healthz", s.health),
 		open("GET", "/api/v1/openapi.json", s.openapi),
 		authed("GET", "/api/v1/me", s.me),
@@ -45,4 +45,8 @@ func (s *Server) routes() []Route {
 		authed("DELETE", "/api/v1/org/{org}/sandboxes/{provider_sandbox_id}", s.orgDeleteSandbox),
 		authed("GET", "/api/v1/org/{org}/sandboxes/{provider_sandbox_id}/logs", s.orgSandboxLogs),
 	}
+	for _, a := range agentRoutes {
+		routes = append(routes, authed(a.method, "/api/v1/sandboxes/{id}"+a.pattern, s.agentProxy))
+	}
+	return routes
 }

@@ -73,7 +73,11 @@ func New(mgr *lifecycle.Manager, store *ledger.Store, cfg Config, clock sbx.Cloc
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	s.mux.ServeHTTP(rec, r)
+	if port, id, ok := s.sandboxHost(r); ok {
+		s.runtimeProxy(rec, r, port, id)
+	} else {
+		s.mux.ServeHTTP(rec, r)
+	}
 	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
 }
 

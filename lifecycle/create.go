@@ -124,7 +124,8 @@ func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, locked chan<- struct{
 	m.notifyReaper()
 }
 
-// waitReady waits for a create to settle, bounded by the ready timeout.
+// waitReady waits for a create to settle, then for the sandbox's agent to
+// be ready, each bounded by the ready timeout.
 func (m *Manager) waitReady(ctx context.Context, sb sbx.Sandbox, done <-chan struct{}) (sbx.Sandbox, error) {
 	select {
 	case <-done:
@@ -144,6 +145,11 @@ func (m *Manager) waitReady(ctx context.Context, sb sbx.Sandbox, done <-chan str
 	}
 	if cur.State == sbx.StateFailed {
 		return cur, sbx.Errorf(sbx.EProvider, "sandbox %s failed to start: %s", cur.ProviderSandboxID, cur.Diagnostic)
+	}
+	ready, cancel := context.WithTimeout(ctx, m.cfg.ReadyTimeout)
+	defer cancel()
+	if err := m.agentReady(ready, cur); err != nil {
+		return cur, sbx.Errorf(sbx.ETimeout, "sandbox %s runs, but its agent was not ready within %s: %v", cur.ProviderSandboxID, m.cfg.ReadyTimeout, err)
 	}
 	return cur, nil
 }

@@ -91,6 +91,9 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 	if p.runc() {
 		runcSpec(bundle)
 	}
+	if p.agent != "" {
+		withAgent(bundle, p.agent, spec.AccessToken)
+	}
 	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
 		return sbx.Instance{}, err
 	}

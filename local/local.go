@@ -44,9 +44,12 @@ type Config struct {
 	GPUs       *gpu.Placer      // nil: this host offers no GPUs
 	DiskMB     int64            // the cap of a sandbox's writable layer; default 10 GiB
 	WatchEvery time.Duration    // how often Watch looks for sandboxes that died; default 1 s
-	// Init is the sandbox's first process; default an idle one. Only it and
-	// its descendants survive hibernation: gVisor kills processes started
-	// by `runsc exec` when it restores a sandbox.
+	// Agent is the sbx binary whose `sbx agent` is every sandbox's first
+	// process, serving commands, files and PTYs on apiv1.AgentPort. Only the
+	// first process and its descendants survive hibernation: gVisor kills
+	// processes started by `runsc exec` when it restores a sandbox.
+	Agent string
+	// Init is the first process when there is no Agent; default an idle one.
 	Init []string
 	// CgroupParent holds every sandbox's cgroup, in each hierarchy; default
 	// "sbx". Whatever is under it belongs to this provider.
@@ -57,6 +60,7 @@ type Config struct {
 type Provider struct {
 	cfg    Config
 	rs     runsc.Runsc
+	agent  string     // the installed copy of Config.Agent
 	ops    sync.Map   // provider ID → *sync.Mutex, held by each operation on that sandbox
 	claims sync.Mutex // held while a new sandbox's ID is checked and claimed
 }
@@ -94,6 +98,12 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{cfg: cfg, rs: rs}
 	for _, d := range []string{p.rs.Root, p.sandboxesDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Agent != "" {
+		var err error
+		if p.agent, err = installAgent(cfg.DataDir, cfg.Agent); err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"os/exec"
 	"path/filepath"
 
@@ -61,7 +62,11 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	if err != nil {
 		return nil, st, err
 	}
-	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Templates: templates, Network: net,
+	agent, err := os.Executable()
+	if err != nil {
+		return nil, st, fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
+	}
+	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: agent, Templates: templates, Network: net,
 		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB})
 	if err != nil {
 		return nil, st, err

@@ -1,0 +1,200 @@
+// Package agent is sbx's in-sandbox agent: the HTTP API of apiv1/agent.go
+// (commands, PTYs, files, watches) that `sbx agent` serves as PID 1 inside
+// every sandbox.
+//
+// An Agent is the API as an http.Handler; Run serves it and, as PID 1,
+// reaps every orphan of the sandbox. Commands and PTYs belong to the agent,
+// not to the requests that start or follow them: a client that goes away
+// leaves them running, and any later request finds them by PID or tag and
+// follows their output from what their buffer still holds.
+package agent
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// TokenEnv is the environment variable that hands `sbx agent` its access
+// token; the agent removes it from its environment, so commands never see it.
+const TokenEnv = "SBX_ACCESS_TOKEN"
+
+// minTokenLen is the shortest access token the agent accepts.
+const minTokenLen = 32
+
+// Config configures an Agent.
+type Config struct {
+	Token   string       // required: the access token every request but /health must carry in apiv1.AccessTokenHeader
+	Workdir string       // default /workspace: default cwd, and base of relative paths
+	Start   string       // optional start command (run like a background command with tag "start")
+	Log     *slog.Logger // default discard
+}
+
+// DefaultWorkdir is the working directory commands and relative paths start from.
+const DefaultWorkdir = "/workspace"
+
+// StartTag is the tag of the start command.
+const StartTag = "start"
+
+// Agent serves the agent API. Make one with New; Close ends what it started.
+type Agent struct {
+	workdir string
+	log     *slog.Logger
+	token   atomic.Pointer[[sha256.Size]byte] // the access token's hash
+	procs   *table
+	reaper  *reaper
+
+	mu      sync.Mutex
+	closed  bool
+	watches map[io.Closer]struct{} // open watches, closed by Close
+}
+
+// New makes an agent and launches cfg.Start, if any. It creates the working
+// directory when it is missing (and can).
+func New(cfg Config) (*Agent, error) {
+	if len(cfg.Token) < minTokenLen {
+		return nil, errors.New("agent: the access token must be at least 32 characters")
+	}
+	if cfg.Workdir == "" {
+		cfg.Workdir = DefaultWorkdir
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	a := &Agent{workdir: cfg.Workdir, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{}}
+	a.setToken(cfg.Token)
+	if err := os.MkdirAll(a.workdir, 0o755); err != nil {
+		a.log.Warn("no working directory", "workdir", a.workdir, "err", err)
+	}
+	if cfg.Start != "" {
+		c, err := a.startCommand(apiv1.StartCommandRequest{Cmd: cfg.Start, Tag: StartTag})
+		if err != nil {
+			return nil, fmt.Errorf("agent: start command: %w", err)
+		}
+		a.log.Info("start command running", "pid", c.pid, "cmd", cfg.Start)
+	}
+	return a, nil
+}
+
+// Handler is the whole agent API of apiv1/agent.go. Every route but
+// GET /health needs the access token in apiv1.AccessTokenHeader.
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	route := func(pattern string, fn handler) { mux.Handle(pattern, a.handle(fn)) }
+	route("GET /health", a.health)
+	route("GET /ready", a.health)
+	route("POST /token", a.rotateToken)
+
+	route("POST /commands", a.postCommand)
+	route("GET /commands", a.listCommands)
+	route("GET /commands/{ref}", a.getCommand)
+	route("GET /commands/{ref}/stream", a.streamCommand)
+	route("POST /commands/{ref}/stdin", a.writeStdin)
+	route("DELETE /commands/{ref}/stdin", a.closeStdin)
+	route("POST /commands/{ref}/signal", a.signalCommand)
+	route("DELETE /commands/{ref}", a.killCommand)
+
+	route("POST /pty", a.postPty)
+	route("GET /pty/{ref}", a.attachPty)
+	route("POST /pty/{ref}/resize", a.resizePty)
+
+	route("GET /files", a.readFile)
+	route("PUT /files", a.writeFile)
+	route("POST /files", a.uploadFiles)
+	route("DELETE /files", a.removeFile)
+	route("GET /files/list", a.listFiles)
+	route("GET /files/stat", a.statFile)
+	route("POST /files/mkdir", a.makeDir)
+	route("POST /files/move", a.moveFile)
+	route("GET /files/watch", a.watchFiles)
+
+	route("/", func(_ http.ResponseWriter, r *http.Request) error {
+		return notFound("no route %s %s", r.Method, r.URL.Path)
+	})
+	return a.authenticate(mux)
+}
+
+// Close kills every command and PTY (their whole process groups), waits
+// for them to end and stops the watches. New commands are refused after.
+func (a *Agent) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	watches := a.watches
+	a.watches = map[io.Closer]struct{}{}
+	a.mu.Unlock()
+	for w := range watches {
+		w.Close()
+	}
+	cmds := a.procs.close()
+	for _, c := range cmds {
+		c.out.abandon()
+		c.kill("the agent closed")
+	}
+	for _, c := range cmds {
+		<-c.done
+	}
+	return nil
+}
+
+// authenticate lets through requests that carry the access token, and
+// GET /health without one.
+func (a *Agent) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" || a.tokenMatches(r.Header.Get(apiv1.AccessTokenHeader)) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		e := apiError(http.StatusUnauthorized, "a missing or wrong access token in %s", apiv1.AccessTokenHeader)
+		writeJSON(w, e.Code, e)
+	})
+}
+
+// tokenMatches compares in constant time: hashing both sides first hides
+// the token's length too.
+func (a *Agent) tokenMatches(got string) bool {
+	sum := sha256.Sum256([]byte(got))
+	return got != "" && subtle.ConstantTimeCompare(sum[:], a.token.Load()[:]) == 1
+}
+
+func (a *Agent) setToken(token string) {
+	sum := sha256.Sum256([]byte(token))
+	a.token.Store(&sum)
+}
+
+func (a *Agent) rotateToken(w http.ResponseWriter, r *http.Request) error {
+	var req apiv1.TokenRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if len(req.Token) < minTokenLen {
+		return invalid("the token must be at least %d characters", minTokenLen)
+	}
+	a.setToken(req.Token)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// health answers /health and /ready alike: the agent serves once New has
+// launched the start command, so ready is as soon as it answers.
+func (a *Agent) health(w http.ResponseWriter, _ *http.Request) error {
+	writeJSON(w, http.StatusOK, apiv1.HealthStatus{Status: "ok", Version: version()})
+	return nil
+}
+
+// version is the sbx version this binary was built from.
+var version = sync.OnceValue(func() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+})

@@ -1,0 +1,95 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sbxdev/sbx/agent"
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+func TestToken(t *testing.T) {
+	e := newEnv(t)
+	get := func(path, tok string) (int, apiv1.Error) {
+		req, _ := http.NewRequestWithContext(e.ctx, http.MethodGet, e.url+path, nil)
+		if tok != "" {
+			req.Header.Set(apiv1.AccessTokenHeader, tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var envelope apiv1.Error
+		json.NewDecoder(resp.Body).Decode(&envelope)
+		return resp.StatusCode, envelope
+	}
+	if code, _ := get("/health", ""); code != http.StatusOK {
+		t.Errorf("/health without a token: %d", code)
+	}
+	for _, tok := range []string{"", "wrong", token + "x"} {
+		if code, env := get("/commands", tok); code != http.StatusUnauthorized || env.Type != "unauthorized" {
+			t.Errorf("token %q: %d %+v", tok, code, env)
+		}
+	}
+	var health apiv1.HealthStatus
+	e.call(http.MethodGet, "/ready", nil, http.StatusOK, &health)
+	if health.Status != "ok" || health.Version == "" {
+		t.Errorf("ready: %+v", health)
+	}
+
+	e.fail(http.MethodPost, "/token", apiv1.TokenRequest{Token: "short"}, http.StatusBadRequest)
+	e.fail(http.MethodPost, "/token", map[string]string{"tokn": token}, http.StatusBadRequest)
+	rotated := strings.Repeat("r", 40)
+	e.call(http.MethodPost, "/token", apiv1.TokenRequest{Token: rotated}, http.StatusNoContent, nil)
+	if code, _ := get("/commands", token); code != http.StatusUnauthorized {
+		t.Errorf("the old token still works: %d", code)
+	}
+	if code, _ := get("/commands", rotated); code != http.StatusOK {
+		t.Errorf("the new token fails: %d", code)
+	}
+	if code, env := get("/nowhere", rotated); code != http.StatusNotFound || env.Type != "not_found" {
+		t.Errorf("unknown route: %d %+v", code, env)
+	}
+}
+
+func TestNewNeedsToken(t *testing.T) {
+	if _, err := agent.New(agent.Config{Token: "short", Workdir: t.TempDir()}); err == nil {
+		t.Error("New took a short token")
+	}
+}
+
+func TestStartCommand(t *testing.T) {
+	dir := t.TempDir()
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Start: "echo 42; sleep 1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := serve(t, a, dir)
+	var info apiv1.CommandInfo
+	e.call(http.MethodGet, "/commands/"+agent.StartTag, nil, http.StatusOK, &info)
+	if !info.Running || info.Tag != agent.StartTag {
+		t.Errorf("start command %+v", info)
+	}
+	if line := e.firstLine(agent.StartTag); line != 42 {
+		t.Errorf("start command's output: %d", line)
+	}
+}
+
+func TestCloseKillsCommands(t *testing.T) {
+	dir := t.TempDir()
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := serve(t, a, dir)
+	var info apiv1.CommandInfo
+	e.call(http.MethodPost, "/commands", apiv1.StartCommandRequest{Cmd: "sleep 1000 & echo $!; wait", Background: true}, http.StatusCreated, &info)
+	sleeper := e.firstLine(strconv.Itoa(info.PID))
+	a.Close()
+	e.eventually("the command's child to die", func() bool { return gone(sleeper) })
+	e.fail(http.MethodPost, "/commands", apiv1.StartCommandRequest{Cmd: "true"}, http.StatusServiceUnavailable)
+}

@@ -1,0 +1,137 @@
+package agent
+
+import (
+	"maps"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// defaultPath is PATH for commands when the agent's environment has none.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// workingDir resolves a command's cwd, which must be an existing directory.
+func (a *Agent) workingDir(cwd string) (string, error) {
+	dir := a.resolve(cwd)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return "", invalid("cwd %s: %v", dir, unwrapPath(err))
+	case !fi.IsDir():
+		return "", invalid("cwd %s: not a directory", dir)
+	}
+	return dir, nil
+}
+
+// account is the user a command runs as.
+type account struct {
+	name, home string
+	cred       *syscall.Credential // nil: the agent's own user
+}
+
+// lookupAccount finds a user by name or UID in /etc/passwd (os/user reads it
+// without cgo); the empty name is the agent's own user, root in a sandbox.
+func lookupAccount(name string) (*account, error) {
+	var u *user.User
+	var err error
+	switch _, numeric := strconv.ParseUint(name, 10, 32); {
+	case name == "":
+		u, err = user.Current()
+	case numeric == nil:
+		u, err = user.LookupId(name)
+	default:
+		u, err = user.Lookup(name)
+	}
+	if err != nil {
+		return nil, invalid("user %q: %v", name, err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, invalid("user %q has a UID or GID that is not a number", name)
+	}
+	acct := &account{name: u.Username, home: u.HomeDir}
+	if int(uid) == os.Getuid() && int(gid) == os.Getgid() {
+		return acct, nil
+	}
+	acct.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	groups, _ := u.GroupIds() // none listed: the primary group only
+	for _, g := range groups {
+		if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+			acct.cred.Groups = append(acct.cred.Groups, uint32(n))
+		}
+	}
+	return acct, nil
+}
+
+// childEnv is a command's environment: the agent's (less its token), the
+// user's HOME, USER and LOGNAME, then what the request adds.
+func childEnv(acct *account, extra map[string]string) ([]string, error) {
+	for k := range extra {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(extra[k], "\x00") {
+			return nil, invalid("env: %q is not a valid variable", k)
+		}
+	}
+	env := make([]string, 0, 64)
+	index := map[string]int{}
+	set := func(k, v string) {
+		if i, ok := index[k]; ok {
+			env[i] = k + "=" + v
+			return
+		}
+		index[k] = len(env)
+		env = append(env, k+"="+v)
+	}
+	set("PATH", defaultPath)
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); k != TokenEnv {
+			set(k, v)
+		}
+	}
+	set("HOME", acct.home)
+	set("USER", acct.name)
+	set("LOGNAME", acct.name)
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		set(k, extra[k])
+	}
+	return env, nil
+}
+
+// lookPath finds an executable as the command's own PATH would: a name
+// with a slash is taken as it is (relative to cwd).
+func lookPath(file string, env []string, cwd string) (string, error) {
+	if file == "" {
+		return "", invalid("args[0] is empty")
+	}
+	if strings.Contains(file, "/") {
+		return file, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(cwd, dir)
+		}
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", invalid("%s: not found on PATH (%s)", file, path)
+}
+
+// resolve makes a path absolute, relative to the working directory, and clean.
+func (a *Agent) resolve(p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(a.workdir, p)
+	}
+	return filepath.Clean(p)
+}

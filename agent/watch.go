@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"context"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// fileOps names the fsnotify operations as FileEvent types.
+var fileOps = []struct {
+	op   fsnotify.Op
+	name string
+}{
+	{fsnotify.Create, "create"},
+	{fsnotify.Write, "write"},
+	{fsnotify.Remove, "remove"},
+	{fsnotify.Rename, "rename"},
+	{fsnotify.Chmod, "chmod"},
+}
+
+// watchFiles streams the changes under a path as FileEvents until the
+// client leaves or the agent closes. The stream's headers go out once the
+// watch is in place: changes after that are seen. With recursive, new
+// subdirectories are watched as they appear.
+func (a *Agent) watchFiles(w http.ResponseWriter, r *http.Request) error {
+	path, err := a.pathParam(r)
+	if err != nil {
+		return err
+	}
+	recursive, _ := strconv.ParseBool(r.URL.Query().Get("recursive"))
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fsError(path, err)
+	}
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer watcher.Close()
+	if !a.track(watcher) {
+		return apiError(http.StatusServiceUnavailable, "the agent is shutting down")
+	}
+	defer a.untrack(watcher)
+	recursive = recursive && fi.IsDir()
+	if err := addWatches(watcher, path, recursive); err != nil {
+		return fsError(path, err)
+	}
+	startStream(w, http.StatusOK)
+	a.streamWatch(r.Context(), w, watcher, recursive)
+	return nil
+}
+
+// streamWatch writes the watcher's events until ctx ends or it closes.
+func (a *Agent) streamWatch(ctx context.Context, w http.ResponseWriter, watcher *fsnotify.Watcher, recursive bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case err, ok := <-watcher.Errors:
+			if !ok {
+				return
+			}
+			a.log.Warn("watch", "err", err)
+		case ev, ok := <-watcher.Events:
+			if !ok {
+				return
+			}
+			if recursive && ev.Has(fsnotify.Create) {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					addWatches(watcher, ev.Name, true)
+				}
+			}
+			now := time.Now().UTC()
+			for _, o := range fileOps {
+				if ev.Has(o.op) {
+					if writeLine(w, apiv1.FileEvent{Type: o.name, Path: ev.Name, At: now}) != nil {
+						return
+					}
+				}
+			}
+			if len(watcher.Events) == 0 {
+				flush(w)
+			}
+		}
+	}
+}
+
+// addWatches watches path, and with recursive every directory under it.
+func addWatches(watcher *fsnotify.Watcher, path string, recursive bool) error {
+	if !recursive {
+		return watcher.Add(path)
+	}
+	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == path {
+				return err
+			}
+			return nil // an unreadable or vanished subdirectory
+		}
+		if d.IsDir() {
+			if err := watcher.Add(p); err != nil && p == path {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// track registers a watch for Close to stop; false once the agent closed.
+func (a *Agent) track(watcher *fsnotify.Watcher) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false
+	}
+	a.watches[watcher] = struct{}{}
+	return true
+}
+
+func (a *Agent) untrack(watcher *fsnotify.Watcher) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.watches, watcher)
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sbxdev/sbx/client"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// newShell is `sbx shell ID`.
+func newShell(g *globals) *cobra.Command {
+	var pf procFlags
+	var command string
+	cmd := &cobra.Command{
+		Use:   "shell ID",
+		Short: "Open an interactive shell in a sandbox, like docker exec -it",
+		Long: "Open a terminal in a sandbox, sized to this one, running a login shell (or --cmd), and exit with its\n" +
+			"exit code. When stdin is not a terminal, what it reads is typed into an 80x24 terminal, then ^D.",
+		Example: "  sbx shell sbx-abc123\n  printf 'make test\\nexit $?\\n' | sbx shell sbx-abc123",
+		Args:    args("ID"),
+		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
+			fd, tty := terminal(g.opts.Stdin)
+			cols, rows := 80, 24
+			if tty {
+				if w, h, err := term.GetSize(fd); err == nil {
+					cols, rows = w, h
+				}
+			}
+			output := make(chan struct{}, 1) // something was printed since the last receive
+			h, err := c.Pty(args[0]).Create(ctx, client.PtyOptions{
+				Cols: uint16(cols), Rows: uint16(rows), Cmd: command,
+				Env: pf.env, Cwd: pf.cwd, User: pf.user, Tag: pf.tag,
+				OnData: func(b []byte) {
+					g.opts.Stdout.Write(b)
+					select {
+					case output <- struct{}{}:
+					default:
+					}
+				},
+			})
+			if err != nil {
+				return err
+			}
+			defer h.Disconnect()
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			cue := output // for typeInto's ^D; none for a terminal
+			if tty {
+				if old, err := term.MakeRaw(fd); err == nil {
+					defer term.Restore(fd, old)
+				}
+				defer followSize(ctx, h, fd)()
+				cue = nil
+			}
+			go typeInto(ctx, h, g.opts.Stdin, cue)
+			res, err := h.Wait(ctx)
+			if err != nil {
+				return err
+			}
+			return exitStatus(g, res)
+		}),
+	}
+	pf.add(cmd)
+	cmd.Flags().StringVar(&command, "cmd", "", "command line to run instead of a login shell")
+	return cmd
+}
+
+// terminal answers r's file descriptor when r is a terminal.
+func terminal(r io.Reader) (fd int, ok bool) {
+	f, ok := r.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return -1, false
+	}
+	return int(f.Fd()), true
+}
+
+// typeInto types what r reads into the terminal as it comes. When r is a
+// script, not a terminal, it then types ^D (end of input), and again after
+// each later output, until ctx ends: output signals it. A shell whose line
+// editor was not set up yet reads a ^D as a NUL; its next prompt is the cue
+// to type another.
+func typeInto(ctx context.Context, h *client.PtyHandle, r io.Reader, output <-chan struct{}) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && h.Write(ctx, buf[:n]) != nil {
+			return
+		}
+		if err != nil {
+			break
+		}
+	}
+	for output != nil && h.Write(ctx, []byte{4}) == nil {
+		select {
+		case <-output:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// followSize resizes the terminal whenever the local one (fd) is, until the
+// returned stop is called.
+func followSize(ctx context.Context, h *client.PtyHandle, fd int) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGWINCH)
+	go func() {
+		for range ch {
+			if cols, rows, err := term.GetSize(fd); err == nil {
+				h.Resize(ctx, uint16(cols), uint16(rows))
+			}
+		}
+	}()
+	return func() { signal.Stop(ch); close(ch) }
+}

@@ -1,0 +1,72 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/httputil"
+	"strings"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/agentcall"
+)
+
+// agentRoutes are the agent's routes (apiv1/agent.go) as serve proxies them
+// under /api/v1/sandboxes/{id}: commands, PTYs and files.
+var agentRoutes = []struct{ method, pattern string }{
+	{"POST", "/commands"},
+	{"GET", "/commands"},
+	{"GET", "/commands/{ref}"},
+	{"DELETE", "/commands/{ref}"},
+	{"GET", "/commands/{ref}/stream"},
+	{"POST", "/commands/{ref}/stdin"},
+	{"DELETE", "/commands/{ref}/stdin"},
+	{"POST", "/commands/{ref}/signal"},
+	{"POST", "/pty"},
+	{"GET", "/pty/{ref}"},
+	{"POST", "/pty/{ref}/resize"},
+	{"GET", "/files"},
+	{"PUT", "/files"},
+	{"POST", "/files"},
+	{"DELETE", "/files"},
+	{"GET", "/files/list"},
+	{"GET", "/files/stat"},
+	{"POST", "/files/mkdir"},
+	{"POST", "/files/move"},
+	{"GET", "/files/watch"},
+}
+
+// agentProxy passes a request for a sandbox's agent on, with the sandbox's
+// access token in place of the caller's API key. The sandbox is resumed
+// (or woken) first when it is paused.
+func (s *Server) agentProxy(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	sb, addr, err := s.mgr.Agent(r.Context(), caller(r), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.proxy(w, r, sb, addr, strings.TrimPrefix(r.URL.Path, "/api/v1/sandboxes/"+id))
+}
+
+// proxy sends r to the agent at addr as path, streaming both ways
+// (WebSocket upgrades included).
+func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, addr, path string) {
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", addr, path, ""
+			pr.Out.Host = addr
+			pr.Out.Header.Del("Authorization")
+			pr.Out.Header.Del("X-API-Key")
+			pr.Out.Header.Set(apiv1.AccessTokenHeader, sb.AccessToken)
+		},
+		Transport:     agentcall.Transport,
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the caller left
+			}
+			s.error(w, r, sbx.Errorf(sbx.EProvider, "the agent of sandbox %s did not answer: %v", sb.ProviderSandboxID, err))
+		},
+	}
+	rp.ServeHTTP(w, r)
+}

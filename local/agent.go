@@ -1,0 +1,86 @@
+package local
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// agentMount is where the agent binary appears inside every sandbox.
+const agentMount = "/.sbx/sbx"
+
+// installAgent copies the agent binary to <DataDir>/agent/sbx-<sha256>, once.
+// Bundles name that copy, which never changes: a sandbox hibernated under
+// one sbx binary wakes under the next with the agent it was started with.
+func installAgent(dataDir, src string) (string, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("the agent binary: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("the agent binary: %w", err)
+	}
+	dst := filepath.Join(dataDir, "agent", "sbx-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".sbx-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(tmp, f); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Chmod(0o555); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return dst, os.Rename(tmp.Name(), dst)
+}
+
+// withAgent makes the agent the sandbox's first process: its binary
+// mounted read-only, its access token in its environment (the agent takes
+// it out before it starts anything).
+func withAgent(s *specs.Spec, binary, token string) {
+	s.Mounts = append(s.Mounts, specs.Mount{Destination: agentMount, Type: "bind", Source: binary, Options: []string{"bind", "ro"}})
+	s.Process.Args = []string{agentMount, "agent", "--port", fmt.Sprint(apiv1.AgentPort)}
+	s.Process.Env = append(s.Process.Env, "SBX_ACCESS_TOKEN="+token)
+}
+
+// AgentAddr implements sbx.AgentDialer: the agent listens on the sandbox's
+// own address.
+func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return "", err
+	}
+	if p.agent == "" || p.cfg.Network == nil {
+		return "", sbx.Errorf(sbx.EUnsupported, "this local provider runs no agent in its sandboxes")
+	}
+	a, ok := p.cfg.Network.Get(id)
+	if !ok {
+		return "", sbx.Errorf(sbx.ENotFound, "sandbox %s has no network on this host", id)
+	}
+	return fmt.Sprintf("%s:%d", a.Addr.Addr(), apiv1.AgentPort), nil
+}
