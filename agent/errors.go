@@ -10,23 +10,13 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 )
 
-// The agent's one error-to-status table: every failure a handler answers is
+// The agent's errors: every failure a handler answers is
 // an *apiv1.Error made by one of these, and fsError maps what the file system
 // says to the same few kinds.
 
-var errorTypes = map[int]string{
-	http.StatusBadRequest:          "invalid",
-	http.StatusUnauthorized:        "unauthorized",
-	http.StatusForbidden:           "forbidden",
-	http.StatusNotFound:            "not_found",
-	http.StatusConflict:            "conflict",
-	http.StatusServiceUnavailable:  "unavailable",
-	http.StatusInternalServerError: "internal",
-}
-
 // apiError is an error envelope with a formatted detail.
 func apiError(code int, format string, args ...any) *apiv1.Error {
-	return &apiv1.Error{Code: code, Type: errorTypes[code], Detail: fmt.Sprintf(format, args...), Errors: []apiv1.FieldError{}}
+	return &apiv1.Error{Code: code, Type: apiv1.ErrorType(code), Detail: fmt.Sprintf(format, args...), Errors: []apiv1.FieldError{}}
 }
 
 func invalid(format string, args ...any) *apiv1.Error {

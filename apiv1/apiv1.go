@@ -3,7 +3,10 @@
 // httpapi describes the same shapes; the contract test keeps them together.
 package apiv1
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // CreateSandboxRequest is the body of POST /api/v1/sandboxes.
 type CreateSandboxRequest struct {
@@ -229,6 +232,21 @@ type Error struct {
 	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,not_found,conflict,not_supported,provider_error,unavailable,timeout,internal"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
+}
+
+// errorTypes is the Error.Type of each status the API answers with.
+var errorTypes = map[int]string{
+	400: "invalid", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict",
+	500: "internal", 501: "not_supported", 502: "provider_error", 503: "unavailable", 504: "timeout",
+}
+
+// ErrorType is the Error.Type for an HTTP status: the API's own name for it,
+// or http_<status> for one the API does not use.
+func ErrorType(status int) string {
+	if t, ok := errorTypes[status]; ok {
+		return t
+	}
+	return fmt.Sprintf("http_%d", status)
 }
 
 // FieldError names one bad field of a request.

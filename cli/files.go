@@ -15,23 +15,10 @@ import (
 // through its agent. The transfers are in files_io.go, watch in
 // files_watch.go; this file holds the rest.
 func newFiles(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "files",
-		Aliases: []string{"file", "fs"},
-		Short:   "List, read, write and watch a sandbox's files",
-		Long:    "List, read, write and watch a sandbox's files. Paths are absolute; a relative one is relative to /workspace.",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown command %q for %s; see `%s --help`", args[0], cmd.CommandPath(), cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.SetFlagErrorFunc(flagUsage)
-	cmd.AddCommand(newFilesList(g), newFilesStat(g), newFilesCat(g), newFilesPut(g), newFilesGet(g),
+	return group(&cobra.Command{Use: "files", Aliases: []string{"file", "fs"}, Short: "List, read, write and watch a sandbox's files",
+		Long: "List, read, write and watch a sandbox's files. Paths are absolute; a relative one is relative to /workspace."},
+		newFilesList(g), newFilesStat(g), newFilesCat(g), newFilesPut(g), newFilesGet(g),
 		newFilesMkdir(g), newFilesMove(g), newFilesRemove(g), newFilesWatch(g))
-	return cmd
 }
 
 // newFilesList is `sbx files ls ID PATH`.

@@ -17,24 +17,25 @@ import (
 // sandbox ID (the sbx UUID works too), one file per verb; this file holds
 // what they share.
 func newSandbox(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "sandbox",
-		Aliases: []string{"sandboxes", "sb"},
-		Short:   "Create, inspect and control sandboxes",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown command %q for %s; see `%s --help`", args[0], cmd.CommandPath(), cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.SetFlagErrorFunc(flagUsage)
-	cmd.AddCommand(
+	return group(&cobra.Command{Use: "sandbox", Aliases: []string{"sandboxes", "sb"}, Short: "Create, inspect and control sandboxes"},
 		newSandboxCreate(g), newSandboxList(g), newSandboxGet(g), newSandboxLogs(g), newSandboxUsage(g),
 		newSandboxDelete(g), newSandboxPause(g), newSandboxResume(g), newSandboxConnect(g),
 		newSandboxRefresh(g), newSandboxTimeout(g),
 	)
+}
+
+// group makes cmd a command group of subs: run alone it prints its help,
+// and an unknown verb is a usage error.
+func group(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usagef("unknown command %q for %s; see `%s --help`", args[0], cmd.CommandPath(), cmd.CommandPath())
+		}
+		return nil
+	}
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	cmd.SetFlagErrorFunc(flagUsage)
+	cmd.AddCommand(subs...)
 	return cmd
 }
 

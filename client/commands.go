@@ -181,7 +181,7 @@ func (m *Commands) follow(ctx context.Context, info *apiv1.CommandInfo, opts *Co
 		cancel(nil)
 		return nil, err
 	}
-	h := &CommandHandle{cmds: m, info: *info, ref: ref, cancel: cancel, done: make(chan struct{})}
+	h := &CommandHandle{cmds: m, info: *info, ref: ref, following: newFollowing(cancel)}
 	go func() {
 		defer close(h.done)
 		defer resp.Body.Close()
@@ -209,13 +209,10 @@ func (o *CommandOptions) request(req apiv1.StartCommandRequest) apiv1.StartComma
 // CommandHandle follows a command started by Start or found by Connect. It
 // is safe for concurrent use.
 type CommandHandle struct {
-	cmds   *Commands
-	info   apiv1.CommandInfo
-	ref    string
-	cancel context.CancelCauseFunc
-	done   chan struct{}
-	res    *CommandResult // set before done closes
-	err    error
+	cmds *Commands
+	info apiv1.CommandInfo
+	ref  string
+	following
 }
 
 // PID is the command's process ID in the sandbox.
@@ -223,22 +220,6 @@ func (h *CommandHandle) PID() int { return h.info.PID }
 
 // Tag is the command's tag, if it has one.
 func (h *CommandHandle) Tag() string { return h.info.Tag }
-
-// Wait waits for the command to end and returns how it did; a non-zero exit
-// is no error. It fails when the stream breaks, after Disconnect
-// (ErrDisconnected) or when the context of Start or Connect is done; ctx
-// bounds this wait only.
-func (h *CommandHandle) Wait(ctx context.Context) (*CommandResult, error) {
-	select {
-	case <-h.done:
-		return h.res, h.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// Disconnect stops following the command, which goes on running.
-func (h *CommandHandle) Disconnect() { h.cancel(ErrDisconnected) }
 
 // Kill sends SIGKILL to the command's process group.
 func (h *CommandHandle) Kill(ctx context.Context) error { return h.cmds.Kill(ctx, h.ref) }

@@ -97,21 +97,18 @@ func (p *Pty) connect(ctx context.Context, info *apiv1.CommandInfo, onData func(
 	}
 	conn.SetReadLimit(maxPtyMessage)
 	ctx, cancel := context.WithCancelCause(ctx)
-	h := &PtyHandle{pty: p, pid: info.PID, ref: ref, conn: conn, cancel: cancel, done: make(chan struct{})}
+	h := &PtyHandle{pty: p, pid: info.PID, ref: ref, conn: conn, following: newFollowing(cancel)}
 	go h.read(ctx, onData)
 	return h, nil
 }
 
 // PtyHandle is a connection to a terminal. It is safe for concurrent use.
 type PtyHandle struct {
-	pty    *Pty
-	pid    int
-	ref    string
-	conn   *websocket.Conn
-	cancel context.CancelCauseFunc
-	done   chan struct{}
-	res    *CommandResult // set before done closes
-	err    error
+	pty  *Pty
+	pid  int
+	ref  string
+	conn *websocket.Conn
+	following
 }
 
 // PID is the process ID of the terminal's command.
@@ -133,22 +130,6 @@ func (h *PtyHandle) Resize(ctx context.Context, cols, rows uint16) error {
 
 // Kill sends SIGKILL to the terminal's process group.
 func (h *PtyHandle) Kill(ctx context.Context) error { return h.pty.kill(ctx, h.ref) }
-
-// Wait waits for the terminal to exit and returns its ExitCode and Signal
-// (its output went to OnData). It fails when the connection breaks first,
-// after Disconnect (ErrDisconnected) or when the context of Create or
-// Connect is done; ctx bounds this wait only.
-func (h *PtyHandle) Wait(ctx context.Context) (*CommandResult, error) {
-	select {
-	case <-h.done:
-		return h.res, h.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// Disconnect closes the connection; the terminal goes on running.
-func (h *PtyHandle) Disconnect() { h.cancel(ErrDisconnected) }
 
 // read passes output to onData until the exit message, then closes.
 func (h *PtyHandle) read(ctx context.Context, onData func([]byte)) {

@@ -20,6 +20,36 @@ import (
 // bodies, answers read as they come (NDJSON event streams, file downloads),
 // and the part of the agent's API every sandbox resource shares.
 
+// following is what a CommandHandle and a PtyHandle share: how the command
+// ended, once it has, and a way to stop following it.
+type following struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	res    *CommandResult // set before done closes
+	err    error
+}
+
+func newFollowing(cancel context.CancelCauseFunc) following {
+	return following{cancel: cancel, done: make(chan struct{})}
+}
+
+// Wait waits for the command (or terminal) to end and returns how it did: a
+// non-zero exit is no error, and a terminal's output went to OnData. It
+// fails when the stream or connection breaks first, after Disconnect
+// (ErrDisconnected) or when the context that started following is done;
+// ctx bounds this wait only.
+func (f *following) Wait(ctx context.Context) (*CommandResult, error) {
+	select {
+	case <-f.done:
+		return f.res, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Disconnect stops following; the command (or terminal) goes on running.
+func (f *following) Disconnect() { f.cancel(ErrDisconnected) }
+
 // sandboxAPI addresses the agent's API of one sandbox through the server's
 // proxy, /api/v1/sandboxes/{id}/…; Commands, Files and Pty build on it.
 type sandboxAPI struct {

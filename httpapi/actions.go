@@ -17,32 +17,28 @@ type timed func(ctx context.Context, c sbx.Caller, ref string, d time.Duration) 
 
 func (s *Server) connectSandbox(w http.ResponseWriter, r *http.Request) {
 	var body apiv1.ConnectRequest
-	err := s.decodeBody(w, r, &body)
-	var d time.Duration
-	if err == nil {
-		d, err = seconds("timeout", body.Timeout, false, 0)
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	sb, err := s.mgr.Connect(r.Context(), caller(r), r.PathValue("id"), d)
-	if err == nil && body.RotateAccessToken {
-		sb, err = s.mgr.RotateToken(r.Context(), sb)
-	}
-	s.answer(w, r, sb, err)
+	s.timedAction(w, r, &body, &body.Timeout, "timeout", false, 0, func(ctx context.Context, c sbx.Caller, ref string, d time.Duration) (sbx.Sandbox, error) {
+		sb, err := s.mgr.Connect(ctx, c, ref, d)
+		if err == nil && body.RotateAccessToken {
+			return s.mgr.RotateToken(ctx, sb)
+		}
+		return sb, err
+	})
 }
 
 func (s *Server) resumeSandbox(w http.ResponseWriter, r *http.Request) {
-	s.timedAction(w, r, "timeout", false, 0, s.mgr.Resume)
+	var body apiv1.TimeoutRequest
+	s.timedAction(w, r, &body, &body.Timeout, "timeout", false, 0, s.mgr.Resume)
 }
 
 func (s *Server) setSandboxTimeout(w http.ResponseWriter, r *http.Request) {
-	s.timedAction(w, r, "timeout", true, 0, s.mgr.SetTimeout)
+	var body apiv1.TimeoutRequest
+	s.timedAction(w, r, &body, &body.Timeout, "timeout", true, 0, s.mgr.SetTimeout)
 }
 
 func (s *Server) refreshSandbox(w http.ResponseWriter, r *http.Request) {
-	s.timedAction(w, r, "duration", false, maxRefresh, s.mgr.Refresh)
+	var body apiv1.RefreshRequest
+	s.timedAction(w, r, &body, &body.Duration, "duration", false, maxRefresh, s.mgr.Refresh)
 }
 
 func (s *Server) pauseSandbox(w http.ResponseWriter, r *http.Request) {
@@ -58,23 +54,13 @@ func (s *Server) pauseSandbox(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, sb, err)
 }
 
-// timedAction decodes a body whose one field (timeout or duration) is a
-// count of seconds, at most limit when limit is not zero, and runs act.
-func (s *Server) timedAction(w http.ResponseWriter, r *http.Request, field string, required bool, limit int64, act timed) {
-	var v *int64
-	var err error
-	if field == "duration" {
-		var body apiv1.RefreshRequest
-		err = s.decodeBody(w, r, &body)
-		v = body.Duration
-	} else {
-		var body apiv1.TimeoutRequest
-		err = s.decodeBody(w, r, &body)
-		v = body.Timeout
-	}
+// timedAction decodes body, whose one field (named field, decoded into v)
+// is a count of seconds, at most limit when limit is not zero, and runs act.
+func (s *Server) timedAction(w http.ResponseWriter, r *http.Request, body any, v **int64, field string, required bool, limit int64, act timed) {
+	err := s.decodeBody(w, r, body)
 	var d time.Duration
 	if err == nil {
-		d, err = seconds(field, v, required, limit)
+		d, err = seconds(field, *v, required, limit)
 	}
 	if err != nil {
 		s.error(w, r, err)

@@ -35,15 +35,21 @@ func (p *Provider) destroy(ctx context.Context, id string) error {
 	return errors.Join(append(errs, os.RemoveAll(p.dir(id)))...)
 }
 
-// removeContainer deletes a sandbox's container, whatever its state. runsc
-// takes an ID for any container it is a prefix of, so the container is
-// looked up first: removing x1, already gone, must not remove x10.
+// removeContainer deletes a sandbox's container, whatever its state, if it
+// still has one. runsc takes an ID for any container it is a prefix of, so
+// the container is looked up first: removing x1, already gone, must not
+// remove x10.
 func (p *Provider) removeContainer(ctx context.Context, id string) error {
 	st, err := p.rs.State(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && st.ID != id) {
 		return nil
 	}
-	_, err = p.rs.Run(ctx, nil, "delete", "--force", id)
+	return p.deleteContainer(ctx, id)
+}
+
+// deleteContainer deletes a container known to exist under exactly this ID.
+func (p *Provider) deleteContainer(ctx context.Context, id string) error {
+	_, err := p.rs.Run(ctx, nil, "delete", "--force", id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

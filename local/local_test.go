@@ -180,6 +180,31 @@ func TestSandboxIsolationAndCleanup(t *testing.T) {
 	if v := p.execIn(t, id, "cat", "/proc/version"); !strings.Contains(v, "gvisor") {
 		t.Errorf("the sandbox's kernel is not gVisor's: %s", v)
 	}
+	a, cgroup := p.checkSandbox(t, id, 256)
+	if got := p.execIn(t, id, "/bin/bash", "-c", "ulimit -u; df -m / | tail -1"); !strings.HasPrefix(got, fmt.Sprint(maxProcs)+"\n") ||
+		!strings.Contains(got, fmt.Sprint(p.cfg.DiskMB)) {
+		t.Errorf("process limit and writable layer size: %q", got)
+	}
+	m, err := p.Metrics(ctx, h)
+	if err != nil || m.CPUSeconds <= 0 || m.MemoryBytes <= 0 || m.Processes < 1 || m.DiskUsedBytes <= 0 {
+		t.Errorf("metrics %+v, %v", m, err)
+	}
+
+	p.killAndCheckGone(t, h, id, cgroup)
+	if _, err := os.Stat(a.Netns); !os.IsNotExist(err) {
+		t.Errorf("the network namespace survived the kill: %v", err)
+	}
+	if cs, _ := p.rs.List(ctx); len(cs) != 0 {
+		t.Errorf("runsc still lists %+v", cs)
+	}
+}
+
+// checkSandbox checks what every engine gives a sandbox made by create:
+// its env, hostname and cwd, its own writable layer over the template's
+// tree, its address, and its memory limit. It returns the network
+// attachment and the memory cgroup's limit file.
+func (p *Provider) checkSandbox(t *testing.T, id string, memoryMB int64) (network.Attachment, string) {
+	t.Helper()
 	if got := p.execIn(t, id, "/bin/sh", "-c", "echo $GREETING; hostname; pwd"); got != "hello\n"+id+"\n/workspace\n" {
 		t.Errorf("env, hostname, cwd: %q", got)
 	}
@@ -190,10 +215,6 @@ func TestSandboxIsolationAndCleanup(t *testing.T) {
 	if got := p.execIn(t, id, "cat", "/etc/sbx-marker"); got != "written\n" {
 		t.Errorf("the sandbox does not see its own write: %q", got)
 	}
-	if got := p.execIn(t, id, "/bin/bash", "-c", "ulimit -u; df -m / | tail -1"); !strings.HasPrefix(got, fmt.Sprint(maxProcs)+"\n") ||
-		!strings.Contains(got, fmt.Sprint(p.cfg.DiskMB)) {
-		t.Errorf("process limit and writable layer size: %q", got)
-	}
 	a, ok := p.cfg.Network.Get(id)
 	if !ok {
 		t.Fatal("no network attachment")
@@ -202,15 +223,17 @@ func TestSandboxIsolationAndCleanup(t *testing.T) {
 		t.Errorf("the sandbox does not hold its address %s: %s", a.Addr, got)
 	}
 	cgroup := filepath.Join(p.memoryCgroup(id), "memory.limit_in_bytes")
-	if b, err := os.ReadFile(cgroup); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(256<<20) {
-		t.Errorf("memory limit %q (%v), want %d", b, err, 256<<20)
+	if b, err := os.ReadFile(cgroup); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(memoryMB<<20) {
+		t.Errorf("memory limit %q (%v), want %d", b, err, memoryMB<<20)
 	}
-	m, err := p.Metrics(ctx, h)
-	if err != nil || m.CPUSeconds <= 0 || m.MemoryBytes <= 0 || m.Processes < 1 || m.DiskUsedBytes <= 0 {
-		t.Errorf("metrics %+v, %v", m, err)
-	}
+	return a, cgroup
+}
 
-	if err := p.Kill(ctx, h); err != nil {
+// killAndCheckGone kills a sandbox and checks that its directory, its
+// cgroup and its address went with it.
+func (p *Provider) killAndCheckGone(t *testing.T, h sbx.Handle, id, cgroup string) {
+	t.Helper()
+	if err := p.Kill(context.Background(), h); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p.dir(id)); !os.IsNotExist(err) {
@@ -219,14 +242,8 @@ func TestSandboxIsolationAndCleanup(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(cgroup)); !os.IsNotExist(err) {
 		t.Errorf("the cgroup survived the kill: %v", err)
 	}
-	if _, err := os.Stat(a.Netns); !os.IsNotExist(err) {
-		t.Errorf("the network namespace survived the kill: %v", err)
-	}
 	if _, ok := p.cfg.Network.Get(id); ok {
 		t.Error("the address was not returned to the pool")
-	}
-	if cs, _ := p.rs.List(ctx); len(cs) != 0 {
-		t.Errorf("runsc still lists %+v", cs)
 	}
 }
 

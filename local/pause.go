@@ -53,7 +53,7 @@ func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) error {
 		return err
 	}
 	p.appendNote(m.ProviderID, "hibernated to %s", image)
-	return p.removeContainer(ctx, m.ProviderID)
+	return p.deleteContainer(ctx, m.ProviderID) // it was just checkpointed: no lookup needed
 }
 
 // Resume implements sbx.Provider: a paused sandbox continues; a hibernated

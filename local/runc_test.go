@@ -43,16 +43,8 @@ func TestRuncSandbox(t *testing.T) {
 	if v := p.execIn(t, id, "cat", "/proc/version"); v != string(host) {
 		t.Errorf("a runc sandbox runs the host's kernel, not %q", v)
 	}
-	if got := p.execIn(t, id, "/bin/sh", "-c", "echo $GREETING; hostname; pwd"); got != "hello\n"+id+"\n/workspace\n" {
-		t.Errorf("env, hostname, cwd: %q", got)
-	}
-	p.execIn(t, id, "/bin/sh", "-c", "echo written > /etc/sbx-marker; head -c 1000000 /dev/zero > /workspace/blob")
-	if _, err := os.Stat(filepath.Join(p.mustTemplate(t).Rootfs(), "etc/sbx-marker")); err == nil {
-		t.Fatal("a write in the sandbox reached the template's tree")
-	}
-	if got := p.execIn(t, id, "cat", "/etc/sbx-marker"); got != "written\n" {
-		t.Errorf("the sandbox does not see its own write: %q", got)
-	}
+	_, cgroup := p.checkSandbox(t, id, 256)
+	p.execIn(t, id, "/bin/sh", "-c", "head -c 1000000 /dev/zero > /workspace/blob")
 	if got := p.execIn(t, id, "/bin/sh", "-c", "test -c /dev/pts/ptmx && echo pts"); got != "pts\n" {
 		t.Errorf("no /dev/pts: %q", got)
 	}
@@ -62,17 +54,6 @@ func TestRuncSandbox(t *testing.T) {
 	}
 	if b, err := os.ReadFile(pids); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(maxProcs) {
 		t.Errorf("process limit %q (%v), want %d", b, err, maxProcs)
-	}
-	a, ok := p.cfg.Network.Get(id)
-	if !ok {
-		t.Fatal("no network attachment")
-	}
-	if got := p.execIn(t, id, "hostname", "-I"); strings.TrimSpace(got) != a.Addr.Addr().String() {
-		t.Errorf("the sandbox does not hold its address %s: %s", a.Addr, got)
-	}
-	cgroup := filepath.Join(p.memoryCgroup(id), "memory.limit_in_bytes")
-	if b, err := os.ReadFile(cgroup); err != nil || strings.TrimSpace(string(b)) != fmt.Sprint(256<<20) {
-		t.Errorf("memory limit %q (%v), want %d", b, err, 256<<20)
 	}
 	m, err := p.Metrics(ctx, h)
 	if err != nil || m.MemoryBytes <= 0 || m.Processes < 1 || m.DiskUsedBytes < 1000000 {
@@ -97,18 +78,7 @@ func TestRuncSandbox(t *testing.T) {
 		t.Errorf("reopening a runc host's data dir with runsc: %v", err)
 	}
 
-	if err := p.Kill(ctx, h); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p.dir(id)); !os.IsNotExist(err) {
-		t.Errorf("the sandbox directory survived the kill: %v", err)
-	}
-	if _, err := os.Stat(filepath.Dir(cgroup)); !os.IsNotExist(err) {
-		t.Errorf("the cgroup survived the kill: %v", err)
-	}
-	if _, ok := p.cfg.Network.Get(id); ok {
-		t.Error("the address was not returned to the pool")
-	}
+	p.killAndCheckGone(t, h, id, cgroup)
 	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), p.dir(id)) {
 		t.Error("the sandbox's root is still mounted")
 	}
