@@ -9,10 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/internal/testtemplates"
 	"github.com/sbxdev/sbx/template"
 )
 
@@ -36,35 +36,13 @@ func testConfig(t *testing.T) Config {
 		Name: "sbxbenchtest", Pool: netip.MustParsePrefix("10.239.0.0/22"), Progress: testWriter{t}}
 }
 
-var (
-	buildOnce sync.Once
-	templates template.Store
-	buildErr  error
-)
-
-// baseTemplate builds the base template once for the package's tests.
+// baseTemplate is the base template shared by the tests of every package.
 func baseTemplate(t *testing.T) template.Store {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sbx-bench-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		templates = template.Store{Dir: filepath.Join(dir, "templates")}
-		_, buildErr = templates.BuildDebian(context.Background(), "base", template.DebianOptions{}, io.Discard)
-	})
-	if buildErr != nil {
-		t.Fatalf("building the base template: %v", buildErr)
+	s, err := testtemplates.Base()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return templates
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if templates.Dir != "" {
-		os.RemoveAll(filepath.Dir(templates.Dir))
-	}
-	os.Exit(code)
+	return s
 }
 
 type testWriter struct{ t *testing.T }

@@ -26,7 +26,7 @@ import (
 // errors), a PTY driven like a user, the runtime URL and its token, and
 // commands and PTYs surviving pause/resume and hibernate/wake.
 func TestAgentThroughServe(t *testing.T) {
-	s := localServer(t)
+	s := localServer(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
 	defer cancel()
 	c := client.New(client.Options{URL: s.url, APIKey: s.key, HTTPClient: s.http})

@@ -11,11 +11,14 @@ import (
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/internal/testtemplates"
 )
 
 // localServer starts the real sbx binary with the local gVisor provider on
-// a fresh data directory; its first start builds the base template.
-func localServer(t *testing.T) *server {
+// a fresh data directory. With buildBase its first start builds the base
+// template into that directory; without, it uses the base template shared
+// by every package's tests.
+func localServer(t *testing.T, buildBase bool) *server {
 	t.Helper()
 	runsc := os.Getenv("SBX_RUNSC")
 	switch {
@@ -29,7 +32,15 @@ func localServer(t *testing.T) *server {
 			testenv.Missing(t, cmd)
 		}
 	}
-	s := startServer(t, serverOpts{bin: sbxBin, args: []string{"--runsc", runsc, "--hibernate-after", "0"}})
+	args := []string{"--runsc", runsc, "--hibernate-after", "0"}
+	if !buildBase {
+		templates, err := testtemplates.Base()
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--templates-dir", templates.Dir)
+	}
+	s := startServer(t, serverOpts{bin: sbxBin, args: args})
 	t.Cleanup(func() { // what a failed test leaves running
 		for _, sb := range s.listAll("") {
 			if sb.State == "running" || sb.State == "paused" {
@@ -55,7 +66,7 @@ func (s *server) runsc(args ...string) (string, error) {
 // adopted and hibernated ones still wake; one that outgrows its memory
 // ends failed with an out-of-memory diagnostic; a kill frees everything.
 func TestLocalSandboxes(t *testing.T) {
-	s := localServer(t)
+	s := localServer(t, true)
 	checkRunsc(t, s)
 	if !strings.Contains(s.out.String(), "building the base template") {
 		t.Error("the first start did not say it built the base template")

@@ -86,7 +86,10 @@ func (s *server) start() {
 	}
 	s.exited = make(chan error, 1)
 	go func() { s.exited <- s.cmd.Wait() }()
-	deadline := time.Now().Add(3 * time.Minute) // a first start with the local provider builds the base template
+	// A hang guard: a first start with the local provider builds the base
+	// template, which takes minutes on a slow mirror while other packages'
+	// tests build theirs.
+	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-s.exited:
@@ -99,7 +102,7 @@ func (s *server) start() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s.t.Fatalf("sbx serve did not answer within 3 minutes\n%s", s.out)
+	s.t.Fatalf("sbx serve did not answer within 10 minutes\n%s", s.out)
 }
 
 // stop signals the process and waits for it; it returns the exit error.

@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -16,13 +15,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/internal/testtemplates"
 	"github.com/sbxdev/sbx/local/gpu"
 	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/providertest"
 	"github.com/sbxdev/sbx/template"
 )
 
-// templates holds a base template built once for the package's tests.
+// templates holds the base template shared by the tests of every package.
 var templates template.Store
 
 func TestMain(m *testing.M) {
@@ -35,15 +35,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "skipping the local provider tests: they need", why)
 			return 0
 		}
-		dir, err := os.MkdirTemp("", "sbx-local-test-")
-		if err != nil {
+		var err error
+		if templates, err = testtemplates.Base(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		templates = template.Store{Dir: filepath.Join(dir, "templates")}
-		if _, err := templates.BuildDebian(context.Background(), "base", template.DebianOptions{}, io.Discard); err != nil {
-			fmt.Fprintln(os.Stderr, "building the base template:", err)
 			return 1
 		}
 		return m.Run()

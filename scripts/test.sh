@@ -14,4 +14,4 @@ fi
 build_runsc "$ROOT/bin/runsc"
 export SBX_RUNSC="$ROOT/bin/runsc"
 go vet ./...
-go test -count=1 -timeout 20m ./... "$@"
+go test -count=1 -timeout 40m ./... "$@"

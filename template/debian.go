@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -73,6 +74,7 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	fmt.Fprintf(progress, "building template %s (%s) into %s\n", name, t.Source, filepath.Join(s.Dir, name, t.Version))
 	cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(opts.Packages, ","),
 		opts.Suite, rootfs, opts.Mirror)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no build outlives a killed serve
 	if err := runLogged(cmd, progress); err != nil {
 		return t, fmt.Errorf("debootstrap of %s failed: %w", name, err)
 	}

@@ -1,0 +1,49 @@
+// Package testtemplates shares one built base template among the tests of
+// every package (local, bench, e2e) and every run on a host.
+package testtemplates
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+
+	"github.com/sbxdev/sbx/template"
+)
+
+// Base returns a templates directory holding the base template,
+// shared by every test package and every run on this host: a build takes a
+// minute or more from the Debian mirror, and `go test ./...` runs packages
+// side by side. It lives in $SBX_TEST_TEMPLATES (default
+// <tmp>/sbx-test-templates), is built under a file lock by the first test
+// that needs it, and is built again when the base recipe changes. Tests
+// only read it; versions are never changed in place, so sandboxes of
+// several packages can use it at once.
+func Base() (template.Store, error) {
+	dir := os.Getenv("SBX_TEST_TEMPLATES")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "sbx-test-templates")
+	}
+	s := template.Store{Dir: dir}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return s, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return s, err
+	}
+	defer lock.Close() // releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return s, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	if t, err := s.Current("base"); err == nil && slices.Equal(t.Packages, template.Recipes["base"]) {
+		return s, nil
+	}
+	if _, err := s.BuildDebian(context.Background(), "base", template.DebianOptions{}, io.Discard); err != nil {
+		return s, fmt.Errorf("building the shared base template in %s: %w", dir, err)
+	}
+	return s, nil
+}
