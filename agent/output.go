@@ -41,13 +41,17 @@ type output struct {
 	size    int // bytes held
 	readers map[*reader]struct{}
 	closed  bool          // nothing more will be written
+	done    chan struct{} // closed with closed
 	nowait  bool          // writes never wait (the agent is closing)
 	changed chan struct{} // closed and replaced on every change
 }
 
 func newOutput(limit int) *output {
-	return &output{limit: limit, readers: map[*reader]struct{}{}, changed: make(chan struct{})}
+	return &output{limit: limit, readers: map[*reader]struct{}{}, changed: make(chan struct{}), done: make(chan struct{})}
 }
+
+// ended is closed once nothing more will be written.
+func (o *output) ended() <-chan struct{} { return o.done }
 
 // notify wakes everyone waiting for a change; mu is held.
 func (o *output) notify() {
@@ -95,7 +99,10 @@ func (o *output) end() int64 { return o.base + int64(len(o.chunks)) }
 func (o *output) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.closed = true
+	if !o.closed {
+		o.closed = true
+		close(o.done)
+	}
 	o.notify()
 }
 

@@ -54,6 +54,15 @@ type Config struct {
 	SkipIdle  bool
 	Progress  io.Writer // one line per step; default io.Discard
 
+	// Agent is the sbx binary whose `sbx agent` is the sandboxes' first
+	// process, as serve runs them. Exec needs it; Lifecycle, when it is
+	// set, runs it in the sandboxes it creates, pauses and holds idle.
+	Agent string
+	// Exec only: round trips of `true`; the MB a command writes; the MB of
+	// the file uploaded and downloaded. Defaults 200, 100 and 256; each
+	// transfer is timed Rounds times.
+	Calls, OutputMB, FileMB int
+
 	// Name keeps this run apart from others on the host: it is the
 	// nftables table, the cgroup parent (and, with "raw" after it, the
 	// baselines' cgroup parent) and the prefix of network namespaces.
@@ -86,6 +95,15 @@ func (c *Config) defaults() {
 	}
 	if c.Idle == nil {
 		c.Idle = []int{50, 200}
+	}
+	if c.Calls <= 0 {
+		c.Calls = 200
+	}
+	if c.OutputMB <= 0 {
+		c.OutputMB = 100
+	}
+	if c.FileMB <= 0 {
+		c.FileMB = 256
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
@@ -122,13 +140,8 @@ type lab struct {
 // the table filled in, also when it stops on an error.
 func Lifecycle(ctx context.Context, cfg Config) (r *Report, err error) {
 	cfg.defaults()
-	r = &Report{Date: time.Now().UTC().Format("2006-01-02"), Host: host()}
-	tmpl, err := cfg.Templates.Current(cfg.Template)
+	r, tmpl, err := newReport(ctx, cfg)
 	if err != nil {
-		return r, fmt.Errorf("templates in %s: %w", cfg.Templates.Dir, err)
-	}
-	r.Template = tmpl.Name + " " + tmpl.Version
-	if r.Runsc, err = runsc.Version(ctx, "runsc", cfg.Runsc); err != nil {
 		return r, err
 	}
 	l := &lab{cfg: cfg, tmpl: tmpl}
@@ -160,6 +173,19 @@ func Lifecycle(ctx context.Context, cfg Config) (r *Report, err error) {
 	return r, nil
 }
 
+// newReport starts a report of a run with cfg: the date, the host, runsc's
+// version and the template's.
+func newReport(ctx context.Context, cfg Config) (*Report, template.Template, error) {
+	r := &Report{Date: time.Now().UTC().Format("2006-01-02"), Host: host()}
+	tmpl, err := cfg.Templates.Current(cfg.Template)
+	if err != nil {
+		return r, tmpl, fmt.Errorf("templates in %s: %w", cfg.Templates.Dir, err)
+	}
+	r.Template = tmpl.Name + " " + tmpl.Version
+	r.Runsc, err = runsc.Version(ctx, "runsc", cfg.Runsc)
+	return r, tmpl, err
+}
+
 // open sets up the provider's network and the baselines.
 func (l *lab) open() error {
 	var b [3]byte
@@ -180,12 +206,17 @@ func (l *lab) open() error {
 }
 
 // provider returns a new local provider, set up as serve sets it up, whose
-// sandboxes start with init (nil: the provider's default idle process).
+// sandboxes start with init (nil: the agent, when the run has one, or else
+// the provider's default idle process).
 func (l *lab) provider(init []string) (*local.Provider, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	p, err := local.New(local.Config{DataDir: filepath.Join(l.dir, fmt.Sprintf("local-%d", len(l.providers))), Runsc: l.cfg.Runsc,
-		Templates: l.cfg.Templates, Network: l.net, Init: init, CgroupParent: l.cfg.Name})
+	cfg := local.Config{DataDir: filepath.Join(l.dir, fmt.Sprintf("local-%d", len(l.providers))), Runsc: l.cfg.Runsc,
+		Templates: l.cfg.Templates, Network: l.net, Init: init, CgroupParent: l.cfg.Name}
+	if init == nil {
+		cfg.Agent = l.cfg.Agent
+	}
+	p, err := local.New(cfg)
 	if err == nil {
 		l.providers = append(l.providers, p)
 	}
@@ -205,7 +236,7 @@ func (l *lab) id(kind string) string {
 // createLocal creates a sandbox of memory MB and returns how long Create took.
 func (l *lab) createLocal(ctx context.Context, p *local.Provider, id string, memMB int64) (sbx.Handle, time.Duration, error) {
 	spec := sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: id, TemplateID: l.cfg.Template,
-		Resources: sbx.Resources{MilliCPU: milliCPU, MemoryMB: memMB}}
+		Resources: sbx.Resources{MilliCPU: milliCPU, MemoryMB: memMB}, AccessToken: rand.Text() + rand.Text()}
 	start := time.Now()
 	in, err := p.Create(ctx, spec)
 	return in.Handle, time.Since(start), err

@@ -3,12 +3,14 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sbxdev/sbx/internal/testenv"
@@ -32,7 +34,7 @@ func testConfig(t *testing.T) Config {
 			testenv.Missing(t, cmd)
 		}
 	}
-	return Config{Templates: baseTemplate(t), Runsc: runscPath, N: 2, Rounds: 1, SizesMB: []int{64}, SkipIdle: true,
+	return Config{Templates: baseTemplate(t), Runsc: runscPath, Agent: agentBinary(t), N: 2, Rounds: 1, SizesMB: []int{64}, SkipIdle: true,
 		Name: "sbxbenchtest", Pool: netip.MustParsePrefix("10.239.0.0/22"), Progress: testWriter{t}}
 }
 
@@ -45,11 +47,66 @@ func baseTemplate(t *testing.T) template.Store {
 	return s
 }
 
+// sbxBinary builds the sbx binary once, for the sandboxes' agent.
+var sbxBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "sbx-bench-test-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "sbx")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/sbx")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building sbx: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func agentBinary(t *testing.T) string {
+	bin, err := sbxBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bin, err := sbxBinary(); err == nil {
+		os.RemoveAll(filepath.Dir(bin))
+	}
+	os.Exit(code)
+}
+
+// The exec bench runs a real serve whose sandbox's agent it drives through
+// the API, against runsc exec of the same work, and leaves nothing behind.
+func TestExecMeasuresAndLeavesNothing(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Calls, cfg.OutputMB, cfg.FileMB = 5, 4, 4
+	r, err := Exec(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := r.Exec
+	if x == nil || x.RoundTrip.Local.N != 5 || x.RoundTrip.Local.P50 <= 0 || x.RoundTrip.Runsc.P50 <= 0 {
+		t.Fatalf("round trip: %+v", x)
+	}
+	for _, tr := range []Transfer{x.Output, x.Upload, x.Download} {
+		if tr.MB != 4 || tr.Local.N != 1 || tr.Local.P50 <= 0 || tr.Runsc.P50 <= 0 {
+			t.Errorf("transfer: %+v", tr)
+		}
+	}
+	if len(r.Rows) != 5 || r.Rows[0].Met == nil || r.Rows[2].Met == nil {
+		t.Errorf("rows: %+v", r.Rows)
+	}
+	checkNothingLeft(t, cfg.Name)
 }
 
 func TestLifecycleMeasuresAndLeavesNothing(t *testing.T) {

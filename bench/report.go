@@ -58,6 +58,7 @@ type Report struct {
 	Pause     *PauseResult      `json:"pause,omitempty"`
 	Hibernate []HibernateResult `json:"hibernate,omitempty"`
 	Idle      []IdleResult      `json:"idle,omitempty"`
+	Exec      *ExecResult       `json:"exec,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
 
 	Rows []Row `json:"rows"` // the table: what was measured against its baseline and target
@@ -133,8 +134,29 @@ func (r *Report) rows() []Row {
 		}
 		rows = append(rows, Row{fmt.Sprintf("host memory per idle sandbox, %d held", i.Count), fmt.Sprintf("%.1f MB", i.PerSandboxMB), check, 0, t, met})
 	}
+	if x := r.Exec; x != nil {
+		rt := x.RoundTrip
+		t, met := maxMs(rt.Local.P50, 5)
+		rows = append(rows,
+			Row{"exec `true` round trip p50", msText(rt.Local.P50), "runsc exec " + msText(rt.Runsc.P50), Ratio(rt.Local.P50, rt.Runsc.P50), t, met},
+			Row{"exec `true` round trip p95", msText(rt.Local.P95), "runsc exec " + msText(rt.Runsc.P95), Ratio(rt.Local.P95, rt.Runsc.P95), "", nil})
+		for _, tr := range []struct {
+			name string
+			t    Transfer
+		}{{"stdout of a command", x.Output}, {"file upload", x.Upload}, {"file download", x.Download}} {
+			row := Row{Measure: fmt.Sprintf("%s, %d MB, p50", tr.name, tr.t.MB), Local: tr.t.text(tr.t.Local),
+				Baseline: "runsc exec " + tr.t.text(tr.t.Runsc), Ratio: Ratio(tr.t.Local.P50, tr.t.Runsc.P50)}
+			if tr.name == "stdout of a command" {
+				row.Target, row.Met = maxRatio(row.Ratio, 2)
+			}
+			rows = append(rows, row)
+		}
+	}
 	return rows
 }
+
+// text is a transfer's time at p50 and the rate it makes.
+func (t Transfer) text(s Stat) string { return fmt.Sprintf("%.0f ms, %.0f MB/s", s.P50, t.rate(s)) }
 
 // notes says what the table cannot: where the idle memory was found, how
 // fast sandboxes were created while filling the host, and how much memory

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +17,7 @@ import (
 	"github.com/sbxdev/sbx/local/runsc"
 	"github.com/sbxdev/sbx/template"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // newBench is the `sbx bench` command group: figures as ratios to baselines
@@ -21,7 +25,7 @@ import (
 func newBench(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure sbx against baselines taken in the same run"}
 	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", "/var/lib/sbx"), "data dir of sbx serve, where its templates and runsc are ($SBX_DATA_DIR)")
-	cmd.AddCommand(newBenchLifecycle(g))
+	cmd.AddCommand(newBenchLifecycle(g), newBenchExec(g))
 	return cmd
 }
 
@@ -39,7 +43,8 @@ same template tree: create→running against runsc and runc run --detach (and
 docker run when a dockerd answers), pause and resume against runsc pause and
 resume, hibernate and wake of sandboxes holding 64 MB and 512 MB against
 runsc checkpoint and restore, and host memory per idle sandbox with each
---idle count held at once. Needs root. Everything the run creates is removed
+--idle count held at once. The sandboxes run this binary as their agent, as
+serve runs them. Needs root. Everything the run creates is removed
 at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
 --json, or --markdown) to stdout.`,
 		Args: args(),
@@ -49,54 +54,129 @@ at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
 				return usagef("--idle: %v", err)
 			}
 			cfg.Idle = counts
-			if os.Geteuid() != 0 {
-				return fmt.Errorf("sbx bench lifecycle runs sandboxes and needs root")
-			}
-			if cfg.Runsc, err = runsc.Find(runscPath, g.dataDir); err != nil {
+			if err := positive(map[string]int{"--n": cfg.N, "--rounds": cfg.Rounds}); err != nil {
 				return err
 			}
-			build := fmt.Sprintf("sbx template build %s --data-dir %s", cfg.Template, g.dataDir)
-			if templatesDir == "" {
-				templatesDir = g.templates().Dir
-			} else if filepath.Base(templatesDir) == "templates" {
-				build = fmt.Sprintf("sbx template build %s --data-dir %s", cfg.Template, filepath.Dir(templatesDir))
-			}
-			cfg.Templates = template.Store{Dir: templatesDir}
-			if _, err := cfg.Templates.Current(cfg.Template); err != nil {
-				if _, missing := os.Lstat(filepath.Join(templatesDir, cfg.Template, "current")); os.IsNotExist(missing) {
-					return fmt.Errorf("template %s is not built in %s: run `%s` first, or name the data dir that has it with --data-dir (or --templates-dir)",
-						cfg.Template, templatesDir, build)
-				}
+			if err := benchSetup(g, "lifecycle", &cfg, runscPath, templatesDir); err != nil {
 				return err
 			}
-			cfg.Progress = g.opts.Stderr
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			r, err := bench.Lifecycle(ctx, cfg)
-			if len(r.Rows) > 0 {
-				var shown error
-				if markdown && !g.json {
-					shown = r.WriteMarkdown(g.opts.Stdout)
-				} else {
-					shown = g.show(r, func(w io.Writer) error { return r.WriteTable(w) })
-				}
-				if err == nil {
-					err = shown
-				}
-			}
-			return err
+			return g.runBench(cmd, markdown, func(ctx context.Context) (*bench.Report, error) { return bench.Lifecycle(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&runscPath, "runsc", os.Getenv("SBX_RUNSC"), "gVisor runsc binary (default <data-dir>/bin/runsc, then PATH) ($SBX_RUNSC)")
-	f.StringVar(&templatesDir, "templates-dir", "", "templates directory (default <data-dir>/templates)")
-	f.StringVar(&cfg.Template, "template", "base", "template the sandboxes and baselines run")
+	benchFlags(f, &cfg, &runscPath, &templatesDir, &markdown)
 	f.IntVar(&cfg.N, "n", 20, "sandboxes created per runtime, and pause/resume rounds")
 	f.IntVar(&cfg.Rounds, "rounds", 4, "hibernate/wake rounds per size")
 	f.StringVar(&idle, "idle", "50,200", "idle sandbox counts to measure, each held at once")
 	f.BoolVar(&cfg.SkipIdle, "skip-idle", false, "skip the idle memory measurement")
-	f.BoolVar(&markdown, "markdown", false, "print the table as Markdown")
 	return cmd
+}
+
+func newBenchExec(g *globals) *cobra.Command {
+	var cfg bench.Config
+	var runscPath, templatesDir string
+	var markdown bool
+	cmd := &cobra.Command{
+		Use:   "exec",
+		Short: "Measure commands and file transfers through serve's API against runsc exec",
+		Long: `Measure the agent's data plane as a user meets it: a real sbx serve, in this
+process, on a temporary data directory with its own nftables table, address
+pool (10.238.0.0/16) and cgroup parent, runs one sandbox, and the Go client
+drives its agent through the API over loopback. The baseline is runsc exec
+of the same work in the same sandbox, in turns with it: the round trip of
+true (--calls times), reading a command's --output-mb of stdout, and
+uploading and downloading a --file-mb file (each --rounds times). Needs
+root. Everything the run creates is removed at the end, also on error or
+Ctrl-C. Progress goes to stderr; the table (or --json, or --markdown) to
+stdout.`,
+		Args: args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := positive(map[string]int{"--calls": cfg.Calls, "--output-mb": cfg.OutputMB, "--file-mb": cfg.FileMB, "--rounds": cfg.Rounds}); err != nil {
+				return err
+			}
+			if err := benchSetup(g, "exec", &cfg, runscPath, templatesDir); err != nil {
+				return err
+			}
+			return g.runBench(cmd, markdown, func(ctx context.Context) (*bench.Report, error) { return bench.Exec(ctx, cfg) })
+		},
+	}
+	f := cmd.Flags()
+	benchFlags(f, &cfg, &runscPath, &templatesDir, &markdown)
+	f.IntVar(&cfg.Calls, "calls", 200, "round trips of true each way")
+	f.IntVar(&cfg.OutputMB, "output-mb", 100, "MB of stdout the throughput command writes")
+	f.IntVar(&cfg.FileMB, "file-mb", 256, "MB of the file uploaded and downloaded")
+	f.IntVar(&cfg.Rounds, "rounds", 4, "timed rounds of each transfer, each way")
+	return cmd
+}
+
+// benchFlags are the flags every bench takes.
+func benchFlags(f *pflag.FlagSet, cfg *bench.Config, runscPath, templatesDir *string, markdown *bool) {
+	f.StringVar(runscPath, "runsc", os.Getenv("SBX_RUNSC"), "gVisor runsc binary (default <data-dir>/bin/runsc, then PATH) ($SBX_RUNSC)")
+	f.StringVar(templatesDir, "templates-dir", "", "templates directory (default <data-dir>/templates)")
+	f.StringVar(&cfg.Template, "template", "base", "template the sandboxes and baselines run")
+	f.BoolVar(markdown, "markdown", false, "print the table as Markdown")
+}
+
+// benchSetup checks that the bench can run here and fills in what cfg runs
+// with: runsc, the templates (with a clear error when the template is not
+// built) and this binary as the sandboxes' agent.
+func benchSetup(g *globals, name string, cfg *bench.Config, runscPath, templatesDir string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("sbx bench %s runs sandboxes and needs root", name)
+	}
+	var err error
+	if cfg.Runsc, err = runsc.Find(runscPath, g.dataDir); err != nil {
+		return err
+	}
+	if cfg.Agent, err = os.Executable(); err != nil {
+		return fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
+	}
+	build := fmt.Sprintf("sbx template build %s --data-dir %s", cfg.Template, g.dataDir)
+	if templatesDir == "" {
+		templatesDir = g.templates().Dir
+	} else if filepath.Base(templatesDir) == "templates" {
+		build = fmt.Sprintf("sbx template build %s --data-dir %s", cfg.Template, filepath.Dir(templatesDir))
+	}
+	cfg.Templates = template.Store{Dir: templatesDir}
+	if _, err := cfg.Templates.Current(cfg.Template); err != nil {
+		if _, missing := os.Lstat(filepath.Join(templatesDir, cfg.Template, "current")); os.IsNotExist(missing) {
+			return fmt.Errorf("template %s is not built in %s: run `%s` first, or name the data dir that has it with --data-dir (or --templates-dir)",
+				cfg.Template, templatesDir, build)
+		}
+		return err
+	}
+	cfg.Progress = g.opts.Stderr
+	return nil
+}
+
+// runBench runs a bench until it ends or Ctrl-C, and shows its report,
+// also the part measured before an error.
+func (g *globals) runBench(cmd *cobra.Command, markdown bool, run func(context.Context) (*bench.Report, error)) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	r, err := run(ctx)
+	if len(r.Rows) > 0 {
+		var shown error
+		if markdown && !g.json {
+			shown = r.WriteMarkdown(g.opts.Stdout)
+		} else {
+			shown = g.show(r, func(w io.Writer) error { return r.WriteTable(w) })
+		}
+		if err == nil {
+			err = shown
+		}
+	}
+	return err
+}
+
+// positive refuses a flag whose count is not positive.
+func positive(flags map[string]int) error {
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		if flags[name] <= 0 {
+			return usagef("%s must be a positive count, not %d", name, flags[name])
+		}
+	}
+	return nil
 }
 
 // parseCounts parses a comma-separated list of positive counts.

@@ -7,13 +7,17 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,6 +132,47 @@ func TestRunStreamsAndExitCode(t *testing.T) {
 	res, err = cmds.RunArgs(ctx, []string{"printf", "[%s]", "a b", "$HOME"}, &client.CommandOptions{DiscardOutput: true, OnStdout: out.write})
 	if err != nil || res.ExitCode != 0 || res.Stdout != "" || !strings.HasSuffix(out.String(), "[a b][$HOME]") {
 		t.Errorf("RunArgs = %+v, %v; callback got %q", res, err, out)
+	}
+}
+
+// A command's stream is read to its very end, so that the next call goes
+// over the same connection: a new one costs a round trip more. The end of
+// the response comes a little after the end event here, as it may through
+// serve's proxy.
+func TestCommandsReuseTheConnection(t *testing.T) {
+	proxied, _ := newAgent(t)
+	ctx := testContext(t)
+	target, _ := url.Parse(proxied.URL())
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, FlushInterval: -1}
+	late := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rp.ServeHTTP(w, r)
+		time.Sleep(20 * time.Millisecond)
+	}))
+	defer late.Close()
+	var dials atomic.Int32
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	c := client.New(client.Options{URL: late.URL, APIKey: agentKey, HTTPClient: &http.Client{Transport: &http.Transport{DialContext: dial}}})
+	cmds := c.Commands(sandboxID)
+	for range 3 {
+		if res, err := cmds.RunArgs(ctx, []string{"echo", "hi"}, nil); err != nil || res.Stdout != "hi\n" {
+			t.Fatalf("RunArgs = %+v, %v", res, err)
+		}
+	}
+	h, err := cmds.StartArgs(ctx, []string{"true"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmds.RunArgs(ctx, []string{"true"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := dials.Load(); n > 2 { // Start's stream may overlap its POST's connection
+		t.Errorf("%d connections for 5 commands", n)
 	}
 }
 

@@ -45,7 +45,8 @@ type CommandOptions struct {
 	Stdin   bool              // keep stdin open for SendStdin until CloseStdin; default: empty stdin
 
 	// OnStdout and OnStderr get each chunk of output as it comes, in order,
-	// from one goroutine; they may keep the slice.
+	// from one goroutine. Like io.Writer's Write, they must not keep the
+	// slice: its bytes are reused once they return.
 	OnStdout, OnStderr func([]byte)
 	// DiscardOutput keeps the output out of the result, for output too large
 	// to hold that the callbacks consume.

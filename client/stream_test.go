@@ -1,7 +1,9 @@
 package client
 
 import (
+	"encoding/json"
 	"io"
+	"reflect"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,5 +43,27 @@ func TestReadNDJSON(t *testing.T) {
 	}
 	if err := readNDJSON(strings.NewReader(`{"type":"end"`), func(apiv1.CommandEvent) error { return nil }); err == nil {
 		t.Error("a cut line was read")
+	}
+}
+
+// Output events decode the same with and without the fast path, whatever
+// form the JSON takes.
+func TestDecodeLineMatchesJSON(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"stdout","data":"aGVsbG8vd29ybGQ/Pz8+"}`,
+		`{"type":"stderr","data":""}`,
+		`{"type":"stdout","data":"aGVsbG8\/d29ybGQ="}`, // an escaped slash: not the fast form
+		`{"data":"aGk=","type":"stdout"}`,
+		`{"type":"stdout","data":"aGk=","pid":3}`,
+		`{"type":"start","pid":7,"tag":"x"}`,
+		`{"type":"stdout","data":"not base64!"}`,
+	} {
+		var fast, slow apiv1.CommandEvent
+		var scratch []byte
+		fastErr := decodeLine([]byte(line), &fast, &scratch)
+		slowErr := json.Unmarshal([]byte(line), &slow)
+		if (fastErr == nil) != (slowErr == nil) || !reflect.DeepEqual(fast, slow) {
+			t.Errorf("%s: fast %+v %v, encoding/json %+v %v", line, fast, fastErr, slow, slowErr)
+		}
 	}
 }

@@ -53,7 +53,7 @@ func (s *Server) agentProxy(w http.ResponseWriter, r *http.Request) {
 func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, addr, path string) {
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", addr, path, ""
+			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", agentcall.Host(sb, addr), path, ""
 			pr.Out.Host = addr
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del("X-API-Key")

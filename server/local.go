@@ -28,6 +28,11 @@ type LocalConfig struct {
 	DenyEgress   bool         // sandboxes reach nothing outside
 	GPUs         string       // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
 	DiskMB       int64        // writable layer cap per sandbox; default 10 GiB
+	Agent        string       // the sbx binary run as every sandbox's agent; default this executable
+	// Name keeps this server's host resources apart from another's on the
+	// same host: it is the nftables table, the prefix of network namespaces
+	// and the cgroup parent. Default "sbx".
+	Name string
 }
 
 // startLocal finds the engine (runsc, or runc) and, when it runs, builds the
@@ -54,7 +59,7 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 			return nil, st, fmt.Errorf("building the base template: %w", err)
 		}
 	}
-	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network")})
+	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name})
 	if err != nil {
 		return nil, st, err
 	}
@@ -62,12 +67,13 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	if err != nil {
 		return nil, st, err
 	}
-	agent, err := os.Executable()
-	if err != nil {
-		return nil, st, fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
+	if lc.Agent == "" {
+		if lc.Agent, err = os.Executable(); err != nil {
+			return nil, st, fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
+		}
 	}
-	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: agent, Templates: templates, Network: net,
-		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB})
+	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: lc.Agent, Templates: templates, Network: net,
+		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, CgroupParent: lc.Name})
 	if err != nil {
 		return nil, st, err
 	}

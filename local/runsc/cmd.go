@@ -44,9 +44,15 @@ func (r Runsc) flags(extra ...string) []string {
 	return append([]string{"--root", r.Root, "--platform", platform}, extra...)
 }
 
+// Command is runsc with the top-level flags, extra, then args, unstarted,
+// for a caller that wires its own input and output (`exec` of a stream).
+func (r Runsc) Command(ctx context.Context, extra []string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, r.Path, append(r.flags(extra...), args...)...)
+}
+
 // Run runs runsc with top-level flags extra, then args, and returns stdout.
 func (r Runsc) Run(ctx context.Context, extra []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, r.Path, append(r.flags(extra...), args...)...)
+	cmd := r.Command(ctx, extra, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	return r.wait(cmd, args[0], &out, &errOut)
@@ -57,7 +63,7 @@ func (r Runsc) Run(ctx context.Context, extra []string, args ...string) ([]byte,
 // appended to the file output: a pipe would be held open by the sandbox and
 // never reach EOF. A failure carries the last lines of output.
 func (r Runsc) Start(ctx context.Context, extra []string, output *os.File, args ...string) error {
-	cmd := exec.CommandContext(ctx, r.Path, append(r.flags(extra...), args...)...)
+	cmd := r.Command(ctx, extra, args...)
 	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", r.Name(), args[0], err, strings.Join(Tail(output.Name(), 5), " | "))

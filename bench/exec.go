@@ -1,0 +1,329 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sbxdev/sbx/client"
+	"github.com/sbxdev/sbx/local/runsc"
+	"github.com/sbxdev/sbx/server"
+)
+
+// ExecResult is the agent's data plane through serve's API against `runsc
+// exec` of the same work on the same sandbox: the round trip of `true`, a
+// command's output, and a file's upload and download. Each Stat is of the
+// time one call took, in milliseconds.
+type ExecResult struct {
+	RoundTrip Pair     `json:"round_trip"`
+	Output    Transfer `json:"output"`
+	Upload    Transfer `json:"upload"`
+	Download  Transfer `json:"download"`
+}
+
+// Pair is one measure through sbx and through its baseline.
+type Pair struct {
+	Local Stat `json:"local"`
+	Runsc Stat `json:"runsc"`
+}
+
+// Transfer is a Pair of moving MB megabytes (MiB).
+type Transfer struct {
+	MB int `json:"mb"`
+	Pair
+}
+
+// Exec runs the exec benchmark: a real `sbx serve` (in this process, on a
+// temporary data directory, with its own nftables table, address pool and
+// cgroup parent) runs one sandbox whose agent the Go client reaches through
+// the API over loopback, while the baseline runs the same commands in the
+// same sandbox with `runsc exec`, in turns. It returns what it measured,
+// with the table filled in, also when it stops on an error.
+func Exec(ctx context.Context, cfg Config) (r *Report, err error) {
+	cfg.defaults()
+	if cfg.Agent == "" {
+		return &Report{}, errors.New("the exec benchmark needs the sbx binary, to run as the sandbox's agent")
+	}
+	r, _, err = newReport(ctx, cfg)
+	if err != nil {
+		return r, err
+	}
+	dir, err := os.MkdirTemp("", "sbx-bench-exec-")
+	if err != nil {
+		return r, err
+	}
+	r.Load = "load average " + loadAverage() + " at start"
+	e := &execLab{cfg: cfg, dir: dir, rs: runsc.Runsc{Path: cfg.Runsc, Root: filepath.Join(dir, "runsc")}}
+	defer func() {
+		r.Load += ", " + loadAverage() + " at end"
+		err = errors.Join(err, e.close())
+		r.Rows, r.Notes = r.rows(), r.notes()
+	}()
+	if err := e.open(ctx); err != nil {
+		return r, err
+	}
+	r.Exec = &ExecResult{}
+	for _, phase := range []func(context.Context, *ExecResult) error{e.roundTrip, e.output, e.upload, e.download} {
+		if err := phase(ctx, r.Exec); err != nil {
+			if ctx.Err() != nil {
+				return r, fmt.Errorf("stopped: %w", context.Cause(ctx))
+			}
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// execLab is one run of the exec benchmark: the server and its sandbox.
+type execLab struct {
+	cfg     Config
+	dir     string // the server's data directory
+	rs      runsc.Runsc
+	stop    context.CancelFunc
+	stopped chan error
+	sb      *client.Sandbox
+}
+
+// open starts the server and creates the sandbox, waiting for its agent.
+func (e *execLab) open(ctx context.Context) error {
+	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	e.stop, e.stopped = stop, make(chan error, 1)
+	started := make(chan string, 1)
+	go func() {
+		e.stopped <- server.Run(serveCtx, server.Config{DataDir: e.dir, Listen: "127.0.0.1:0", HibernateAfter: 0,
+			Local: server.LocalConfig{Runsc: e.cfg.Runsc, TemplatesDir: e.cfg.Templates.Dir, Pool: e.cfg.Pool, Name: e.cfg.Name, Agent: e.cfg.Agent},
+			Log: slog.New(slog.NewTextHandler(e.cfg.Progress, &slog.HandlerOptions{Level: slog.LevelWarn})), Out: io.Discard,
+			Started: func(addr string) { started <- addr }})
+	}()
+	var addr string
+	select {
+	case addr = <-started:
+	case err := <-e.stopped:
+		e.stopped <- err
+		return fmt.Errorf("sbx serve: %w", err)
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	key, err := os.ReadFile(filepath.Join(e.dir, server.KeyFile))
+	if err != nil {
+		return err
+	}
+	c := client.New(client.Options{URL: "http://" + addr, APIKey: strings.TrimSpace(string(key))})
+	e.progress("serve at %s; creating a %s sandbox", addr, e.cfg.Template)
+	e.sb, err = c.Create(ctx, e.cfg.Template, &client.CreateOptions{WaitReady: true, Timeout: time.Hour, MemoryMB: memoryMB + 2*int64(e.cfg.FileMB)})
+	return err
+}
+
+// close kills the sandbox, stops the server and removes what is left.
+func (e *execLab) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var errs []error
+	if e.sb != nil {
+		errs = append(errs, e.sb.Delete(ctx))
+	}
+	if e.stop != nil {
+		e.stop()
+		errs = append(errs, <-e.stopped)
+	}
+	errs = append(errs, deleteTable(ctx, e.cfg.Name), killProcessesUnder(e.dir), unmountUnder(e.dir),
+		removeCgroupParent(e.cfg.Name), os.RemoveAll(e.dir))
+	return errors.Join(errs...)
+}
+
+// runsc runs `runsc exec` of args in the sandbox, as serve's runsc sees it,
+// with stdin and stdout (nil: nothing), and fails with what runsc said.
+func (e *execLab) runsc(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
+	var stderr bytes.Buffer
+	cmd := e.rs.Command(ctx, nil, append([]string{"exec", e.sb.SandboxID()}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("runsc exec %s: %w: %s", args[0], err, lastLines(stderr.String(), 3))
+	}
+	return nil
+}
+
+// roundTrip runs `true` Calls times each way, in turns, after a warm-up.
+func (e *execLab) roundTrip(ctx context.Context, res *ExecResult) error {
+	var local, raw []time.Duration
+	for i := range e.cfg.Calls + 5 {
+		var l, r time.Duration
+		err := inTurn(i, 2, func(k int) (err error) {
+			if k == 0 {
+				l, err = timeIt(func() error { return e.run(ctx, nil, "true") })
+			} else {
+				r, err = timeIt(func() error { return e.runsc(ctx, nil, nil, "true") })
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if i >= 5 {
+			local, raw = append(local, l), append(raw, r)
+		}
+	}
+	res.RoundTrip = Pair{NewStat(local), NewStat(raw)}
+	e.progress("round trip of true: API p50 %.2f ms, runsc exec p50 %.2f ms", res.RoundTrip.Local.P50, res.RoundTrip.Runsc.P50)
+	return nil
+}
+
+// output reads what `head -c N /dev/zero` writes, Rounds times each way.
+func (e *execLab) output(ctx context.Context, res *ExecResult) error {
+	n := int64(e.cfg.OutputMB) << 20
+	argv := []string{"head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}
+	return e.transfer(&res.Output, e.cfg.OutputMB, "output", func() error {
+		var got int64
+		if err := e.run(ctx, &client.CommandOptions{DiscardOutput: true, OnStdout: func(b []byte) { got += int64(len(b)) }}, argv...); err != nil {
+			return err
+		}
+		return sameSize("the API's stdout", got, n)
+	}, func() error {
+		c := counter{}
+		if err := e.runsc(ctx, nil, &c, argv...); err != nil {
+			return err
+		}
+		return sameSize("runsc exec's stdout", c.n, n)
+	})
+}
+
+// upload writes a file of FileMB into /workspace, Rounds times each way.
+func (e *execLab) upload(ctx context.Context, res *ExecResult) error {
+	n := int64(e.cfg.FileMB) << 20
+	return e.transfer(&res.Upload, e.cfg.FileMB, "upload", func() error {
+		info, err := e.sb.Files.Write(ctx, "/workspace/api", newPattern(n))
+		if err != nil {
+			return err
+		}
+		return sameSize("the uploaded file", info.Size, n)
+	}, func() error {
+		return e.runsc(ctx, newPattern(n), nil, "/bin/sh", "-c", "cat > /workspace/runsc")
+	})
+}
+
+// download reads the uploaded file back, Rounds times each way.
+func (e *execLab) download(ctx context.Context, res *ExecResult) error {
+	n := int64(e.cfg.FileMB) << 20
+	return e.transfer(&res.Download, e.cfg.FileMB, "download", func() error {
+		body, err := e.sb.Files.Read(ctx, "/workspace/api")
+		if err != nil {
+			return err
+		}
+		defer body.Close()
+		got, err := io.Copy(io.Discard, body)
+		if err != nil {
+			return err
+		}
+		return sameSize("the downloaded file", got, n)
+	}, func() error {
+		c := counter{}
+		if err := e.runsc(ctx, nil, &c, "cat", "/workspace/runsc"); err != nil {
+			return err
+		}
+		return sameSize("runsc exec's cat", c.n, n)
+	})
+}
+
+// transfer times local and raw, Rounds times each in turns, after one
+// warm-up of each.
+func (e *execLab) transfer(t *Transfer, mb int, what string, local, raw func() error) error {
+	var ls, rs []time.Duration
+	for i := range e.cfg.Rounds + 1 {
+		var l, r time.Duration
+		err := inTurn(i, 2, func(k int) (err error) {
+			if k == 0 {
+				l, err = timeIt(local)
+			} else {
+				r, err = timeIt(raw)
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if i > 0 {
+			ls, rs = append(ls, l), append(rs, r)
+		}
+	}
+	*t = Transfer{MB: mb, Pair: Pair{NewStat(ls), NewStat(rs)}}
+	e.progress("%s %d MB: API p50 %.0f ms (%.0f MB/s), runsc exec p50 %.0f ms (%.0f MB/s)", what, mb,
+		t.Local.P50, t.rate(t.Local), t.Runsc.P50, t.rate(t.Runsc))
+	return nil
+}
+
+// run runs argv through the API and fails unless it exits 0.
+func (e *execLab) run(ctx context.Context, opts *client.CommandOptions, argv ...string) error {
+	res, err := e.sb.Commands.RunArgs(ctx, argv, opts)
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("%s exited %d through the API: %s", argv[0], res.ExitCode, res.Stderr)
+	}
+	return nil
+}
+
+func (e *execLab) progress(format string, args ...any) {
+	fmt.Fprintf(e.cfg.Progress, "bench %s: "+format+"\n", append([]any{time.Now().Format("15:04:05.0")}, args...)...)
+}
+
+// rate is MB per second at the time s took at p50.
+func (t Transfer) rate(s Stat) float64 {
+	if s.P50 <= 0 {
+		return 0
+	}
+	return float64(t.MB) / (s.P50 / 1000)
+}
+
+func timeIt(f func() error) (time.Duration, error) {
+	start := time.Now()
+	err := f()
+	return time.Since(start), err
+}
+
+func sameSize(what string, got, want int64) error {
+	if got != want {
+		return fmt.Errorf("%s has %d bytes, not %d", what, got, want)
+	}
+	return nil
+}
+
+// counter counts what is written to it.
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// pattern is n bytes of a random 1 MiB block, repeated: incompressible, and
+// cheap to make.
+type pattern struct {
+	block []byte
+	left  int64
+	off   int
+}
+
+func newPattern(n int64) *pattern {
+	block := make([]byte, 1<<20)
+	for i := range block {
+		block[i] = byte(rand.Uint32())
+	}
+	return &pattern{block: block, left: n}
+}
+
+func (p *pattern) Read(b []byte) (int, error) {
+	if p.left == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b[:min(int64(len(b)), p.left)], p.block[p.off:])
+	p.off = (p.off + n) % len(p.block)
+	p.left -= int64(n)
+	return n, nil
+}
