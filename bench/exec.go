@@ -101,7 +101,7 @@ func (e *execLab) open(ctx context.Context) error {
 	go func() {
 		e.stopped <- server.Run(serveCtx, server.Config{DataDir: e.dir, Listen: "127.0.0.1:0", HibernateAfter: 0,
 			Local: server.LocalConfig{Runsc: e.cfg.Runsc, TemplatesDir: e.cfg.Templates.Dir, Pool: e.cfg.Pool, Name: e.cfg.Name, Agent: e.cfg.Agent},
-			Log: slog.New(slog.NewTextHandler(e.cfg.Progress, &slog.HandlerOptions{Level: slog.LevelWarn})), Out: io.Discard,
+			Log:   slog.New(slog.NewTextHandler(e.cfg.Progress, &slog.HandlerOptions{Level: slog.LevelWarn})), Out: io.Discard,
 			Started: func(addr string) { started <- addr }})
 	}()
 	var addr string

@@ -13,6 +13,7 @@ func newTemplate(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "template", Aliases: []string{"templates"}, Short: "Build and list sandbox templates on this host"}
 	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", "/var/lib/sbx"), "data dir of sbx serve ($SBX_DATA_DIR)")
 	cmd.AddCommand(newTemplateBuild(g), newTemplateList(g))
+	cmd.SetFlagErrorFunc(flagUsage)
 	return cmd
 }
 

@@ -19,10 +19,16 @@ func newTemplateBuild(g *globals) *cobra.Command {
 		Long: `Build a new version of a template: a Debian root made by debootstrap from
 this host's Debian mirror, or with --from the flattened root of an OCI image
 (credentials from $SBX_REGISTRY_USERNAME and $SBX_REGISTRY_PASSWORD, else the
-Docker config). Old versions stay as they were; new sandboxes use the newest.
-Progress goes to stderr; the version directory to stdout.`,
+Docker config). With --start, the agent starts a command line in the
+background (tagged start) when a sandbox boots from the template; an image's
+CMD is never used. Old versions stay as they were; new sandboxes use the
+newest. Progress goes to stderr; the version directory to stdout.`,
 		Args: args("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := template.CheckStartCmd(opts.StartCmd); err != nil {
+				return usagef("--start: %v", err)
+			}
+			oci.StartCmd = opts.StartCmd
 			var t template.Template
 			var err error
 			if from != "" {
@@ -44,6 +50,7 @@ Progress goes to stderr; the version directory to stdout.`,
 	f.StringVar(&opts.Mirror, "mirror", "", "Debian mirror (default: the one this host's apt uses)")
 	f.StringSliceVar(&opts.Packages, "package", nil, "packages to include (default: the recipe of NAME)")
 	f.StringVar(&from, "from", "", "build from this OCI image reference instead of Debian")
+	f.StringVar(&opts.StartCmd, "start", "", "command line the agent starts in the background at each sandbox's boot (default none; not the image's CMD)")
 	f.BoolVar(&oci.Insecure, "insecure", false, "with --from: allow a plain-HTTP registry")
 	return cmd
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,10 +21,19 @@ func newTemplateList(g *globals) *cobra.Command {
 			return g.show(list, func(w io.Writer) error {
 				rows := [][]string{}
 				for _, t := range list {
-					rows = append(rows, []string{t.Name, t.Version, t.Source, strings.Join(t.Packages, ",")})
+					rows = append(rows, []string{t.Name, t.Version, t.Source, startText(t.StartCmd), strings.Join(t.Packages, ",")})
 				}
-				return table(w, []string{"TEMPLATE", "VERSION", "SOURCE", "PACKAGES"}, rows)
+				return table(w, []string{"TEMPLATE", "VERSION", "SOURCE", "START", "PACKAGES"}, rows)
 			})
 		},
 	}
+}
+
+// startText is a start command as one table cell: "-" for none, quoted when
+// a newline or tab would break the table's lines or columns.
+func startText(cmd string) string {
+	if strings.ContainsAny(cmd, "\n\r\t") {
+		return strconv.Quote(cmd)
+	}
+	return orDash(cmd)
 }

@@ -3,8 +3,8 @@ package client
 import (
 	"encoding/json"
 	"io"
-	"reflect"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"

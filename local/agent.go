@@ -61,10 +61,16 @@ func installAgent(dataDir, src string) (string, error) {
 
 // withAgent makes the agent the sandbox's first process: its binary
 // mounted read-only, its access token in its environment (the agent takes
-// it out before it starts anything).
-func withAgent(s *specs.Spec, binary, token string) {
+// it out before it starts anything) and the template's start command, if
+// any, for it to start at boot. A wake restores the agent from its
+// checkpoint with this same spec, so the start command runs once per
+// sandbox, not once per wake.
+func withAgent(s *specs.Spec, binary, token, start string) {
 	s.Mounts = append(s.Mounts, specs.Mount{Destination: agentMount, Type: "bind", Source: binary, Options: []string{"bind", "ro"}})
 	s.Process.Args = []string{agentMount, "agent", "--port", fmt.Sprint(apiv1.AgentPort)}
+	if start != "" {
+		s.Process.Args = append(s.Process.Args, "--start", start)
+	}
 	s.Process.Env = append(s.Process.Env, "SBX_ACCESS_TOKEN="+token)
 }
 

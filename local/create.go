@@ -92,7 +92,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 		runcSpec(bundle)
 	}
 	if p.agent != "" {
-		withAgent(bundle, p.agent, spec.AccessToken)
+		withAgent(bundle, p.agent, spec.AccessToken, tmpl.StartCmd)
 	}
 	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
 		return sbx.Instance{}, err

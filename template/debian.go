@@ -26,6 +26,7 @@ type DebianOptions struct {
 	Suite    string   // default bookworm
 	Mirror   string   // default: the host's configured Debian mirror
 	Packages []string // default: the recipe of the template's name
+	StartCmd string   // started by the agent at each sandbox's boot; default none
 }
 
 // BuildDebian builds a new version of template name as a Debian root made by
@@ -34,6 +35,9 @@ type DebianOptions struct {
 // progress, a line at a time.
 func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions, progress io.Writer) (Template, error) {
 	if err := CheckName(name); err != nil {
+		return Template{}, err
+	}
+	if err := CheckStartCmd(opts.StartCmd); err != nil {
 		return Template{}, err
 	}
 	if opts.Suite == "" {
@@ -61,7 +65,7 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	}
 	now := time.Now().UTC()
 	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: opts.Packages,
-		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror)}
+		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror), StartCmd: opts.StartCmd}
 	if err := os.MkdirAll(filepath.Join(s.Dir, name), 0o755); err != nil {
 		return t, err
 	}

@@ -24,14 +24,19 @@ import (
 type OCIOptions struct {
 	Username, Password string // registry credentials; else the Docker config's, else anonymous
 	Insecure           bool   // allow plain HTTP registries
+	StartCmd           string // started by the agent at each sandbox's boot; default none, never the image's CMD
 }
 
 // BuildOCI builds a new version of template name from an OCI image: it pulls
 // the image for linux/amd64 (or the host's architecture) with
 // go-containerregistry, flattens its layers and unpacks them, confined to the
-// new root, with /workspace added.
+// new root, with /workspace added. The image's entrypoint and CMD are not
+// used: the template's start command is opts.StartCmd, or none.
 func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOptions, progress io.Writer) (Template, error) {
 	if err := CheckName(tmplName); err != nil {
+		return Template{}, err
+	}
+	if err := CheckStartCmd(opts.StartCmd); err != nil {
 		return Template{}, err
 	}
 	var nameOpts []name.Option
@@ -57,7 +62,7 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 	}
 	now := time.Now().UTC()
 	t := Template{Name: tmplName, Version: now.Format("20060102T150405.000000Z"), Created: now,
-		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest)}
+		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest), StartCmd: opts.StartCmd}
 	if err := os.MkdirAll(filepath.Join(s.Dir, tmplName), 0o755); err != nil {
 		return t, err
 	}

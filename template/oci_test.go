@@ -156,3 +156,39 @@ func TestOCIImageCannotEscape(t *testing.T) {
 		})
 	}
 }
+
+// A start command is kept with the version it was built into, and one the
+// agent could not be given is refused before anything is pulled or built.
+func TestStartCommand(t *testing.T) {
+	ref := privateRegistry(t, "team/app", layer(t, entry{name: "app/", kind: tar.TypeDir, mode: 0o755}))
+	s := Store{Dir: t.TempDir()}
+	ctx := context.Background()
+	opts := OCIOptions{Insecure: true, Username: "user", Password: "secret"}
+	plain, err := s.BuildOCI(ctx, "plain", ref, opts, io.Discard)
+	if err != nil || plain.StartCmd != "" {
+		t.Fatalf("without a start command: %+v %v", plain, err)
+	}
+	opts.StartCmd = "cd /app\npython3 -m http.server 8000 # a newline is fine for sh -c"
+	built, err := s.BuildOCI(ctx, "app", ref, opts, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := s.Current("app"); err != nil || cur.StartCmd != opts.StartCmd || cur.Version != built.Version {
+		t.Fatalf("current %+v %v", cur, err)
+	}
+	if list, err := s.List(); err != nil || len(list) != 2 || list[0].StartCmd != opts.StartCmd || list[1].StartCmd != "" {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	for _, bad := range []string{"sleep\x00 1", strings.Repeat("x", maxStartCmd+1)} {
+		opts.StartCmd = bad
+		if _, err := s.BuildOCI(ctx, "bad", ref, opts, io.Discard); err == nil || !strings.Contains(err.Error(), "start command") {
+			t.Errorf("BuildOCI with start %.20q: %v", bad, err)
+		}
+		if _, err := s.BuildDebian(ctx, "bad", DebianOptions{Mirror: "http://x", StartCmd: bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "start command") {
+			t.Errorf("BuildDebian with start %.20q: %v", bad, err)
+		}
+	}
+	if _, err := s.Current("bad"); err == nil {
+		t.Fatal("a refused build became current")
+	}
+}

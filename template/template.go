@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -22,6 +23,7 @@ type Template struct {
 	Version  string    `json:"version"`
 	Source   string    `json:"source"` // e.g. "debian bookworm from http://deb.debian.org/debian"
 	Packages []string  `json:"packages,omitempty"`
+	StartCmd string    `json:"startCmd,omitempty"` // started in the background by the agent when a sandbox boots
 	Created  time.Time `json:"created"`
 	Dir      string    `json:"-"` // the version directory
 }
@@ -38,6 +40,23 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 func CheckName(name string) error {
 	if !namePattern.MatchString(name) {
 		return fmt.Errorf("template name %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", name)
+	}
+	return nil
+}
+
+// maxStartCmd bounds a start command, well under the 128 KiB that Linux
+// allows one argument: it reaches the agent as one.
+const maxStartCmd = 64 << 10
+
+// CheckStartCmd rejects start commands the agent could not be given: one
+// with a NUL byte, or a longer one than maxStartCmd. Newlines are fine: the
+// agent runs the command line with a shell's -c.
+func CheckStartCmd(cmd string) error {
+	if strings.ContainsRune(cmd, 0) {
+		return fmt.Errorf("a start command must not contain a NUL byte")
+	}
+	if len(cmd) > maxStartCmd {
+		return fmt.Errorf("a start command must be at most %d bytes, not %d", maxStartCmd, len(cmd))
 	}
 	return nil
 }

@@ -1,0 +1,86 @@
+package cli_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/sbxdev/sbx/template"
+)
+
+// imageRef pushes a one-directory image to a registry of the test's own and
+// returns its reference.
+func imageRef(t *testing.T) string {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "app/", Typeflag: tar.TypeDir, Mode: 0o755})
+	tw.Close()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, l)
+	if err == nil {
+		img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH,
+			Config: v1.Config{Cmd: []string{"/bin/from-the-image"}}})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/team/app:v1"
+	r, _ := name.ParseReference(ref, name.Insecure)
+	if err := remote.Write(r, img); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// `template build --start` keeps the start command with the template, which
+// `template list` shows; an image's CMD never becomes one; a NUL byte is a
+// usage error that names the flag.
+func TestTemplateStartCommand(t *testing.T) {
+	t.Setenv("SBX_REGISTRY_USERNAME", "")
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	dir, ref := t.TempDir(), imageRef(t)
+	const start = "cd /app\npython3 -m http.server 8000"
+	if code, _, errOut := sbx(t, "template", "build", "app", "--data-dir", dir, "--from", ref, "--insecure", "--start", start); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := sbx(t, "template", "build", "image", "--data-dir", dir, "--from", ref, "--insecure"); code != 0 {
+		t.Fatalf("build without --start: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := sbx(t, "template", "list", "--data-dir", dir, "--json")
+	var list []template.Template
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 || list[0].StartCmd != start || list[1].StartCmd != "" {
+		t.Fatalf("list --json: exit %d %s\n%s", code, errOut, out)
+	}
+	_, out, _ = sbx(t, "template", "list", "--data-dir", dir)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "START") ||
+		!strings.Contains(lines[1], `"cd /app\npython3 -m http.server 8000"`) || !strings.HasSuffix(lines[2], " -") {
+		t.Errorf("list:\n%s", out)
+	}
+
+	code, out, errOut = sbx(t, "template", "build", "bad", "--data-dir", dir, "--from", ref, "--insecure", "--start", "sleep\x001")
+	if code != 2 || out != "" || !strings.Contains(errOut, "--start") || !strings.Contains(errOut, "NUL") {
+		t.Errorf("a NUL in --start: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := sbx(t, "template", "build", "bad", "--data-dir", dir, "--start"); code != 2 {
+		t.Errorf("--start without a value: exit %d, stderr %q", code, errOut)
+	}
+}
