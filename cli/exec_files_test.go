@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
@@ -85,14 +86,53 @@ func TestExec(t *testing.T) {
 
 func TestShell(t *testing.T) {
 	newAgent(t)
-	code, out, errOut := sbxIn(t, "echo $((40+2))\nexit 5\n", "shell", "--cmd", "/bin/sh", agentSandbox)
+	code, out, errOut := shellIn(t, "echo $((40+2))\nexit 5\n", "--cmd", "/bin/sh", agentSandbox)
 	if code != 5 || !strings.Contains(out, "42") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// Without an exit, the ^D at the end of stdin ends the shell.
-	code, out, errOut = sbxIn(t, "echo $((6*7))\n", "shell", agentSandbox)
+	code, out, errOut = shellIn(t, "echo $((6*7))\n", agentSandbox)
 	if code != 0 || !strings.Contains(out, "42") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// A ^D that only ends a line without a newline is typed again.
+	code, out, errOut = shellIn(t, "echo $((6*7))", "--cmd", "/bin/sh", agentSandbox)
+	if code != 0 || !strings.Contains(out, "42") {
+		t.Errorf("no newline: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// A nested shell ends as if a person typed ^D twice: the inner shell
+	// (sh, reading cooked input) and then the login shell (bash, readline
+	// raw), which exits with the status of its last command, the inner one.
+	code, out, errOut = shellIn(t, "sh\n", agentSandbox)
+	if code != 0 || strings.Contains(out, "not found") {
+		t.Errorf("nested: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = shellIn(t, "sh\necho inner\nexit 3\n", agentSandbox)
+	if code != 3 || !strings.Contains(out, "inner") {
+		t.Errorf("nested exit 3: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// shellIn runs `sbx shell` with stdin and args like sbxIn, and fails the
+// test if it has not exited after a generous 30 s: a guard, not a timing.
+func shellIn(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errOut bytes.Buffer
+		code := cli.Run(append([]string{"shell"}, args...), cli.Options{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut})
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.out, r.errOut
+	case <-time.After(30 * time.Second):
+		t.Fatalf("sbx shell %q with stdin %q hung", args, stdin)
+		return 0, "", ""
 	}
 }
 

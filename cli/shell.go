@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/sbxdev/sbx/client"
 	"github.com/spf13/cobra"
@@ -80,10 +81,21 @@ func terminal(r io.Reader) (fd int, ok bool) {
 }
 
 // typeInto types what r reads into the terminal as it comes. When r is a
-// script, not a terminal, it then types ^D (end of input), and again after
-// each later output, until ctx ends: output signals it. A shell whose line
-// editor was not set up yet reads a ^D as a NUL; its next prompt is the cue
-// to type another.
+// script, not a terminal, output signals the terminal's output, and typeInto
+// then types ^D (end of input) as a person would, at each prompt, until ctx
+// ends: once output has been quiet for settle, and again each time new output
+// has (a nested shell took the ^D and exited, and the one that started it
+// prompts again).
+//
+// A ^D ends input only for a program that reads it at an empty line, in the
+// terminal mode it arrived in, so typed ahead of a busy shell it is misread.
+// One that arrives while readline (raw mode) still works through earlier
+// lines stays a plain 0x04, which a shell those lines start (sh, cooked mode)
+// reads as text: "sh: 1: ^D: not found", status 127. One that arrives while
+// the terminal is cooked between commands may reach the next line editor as a
+// NUL, or be dropped. Quiet output is only a guess at a prompt, so a ^D that
+// no output follows (misread so, or it only ended a line that had no newline)
+// is typed again after unheard, then twice as long each time.
 func typeInto(ctx context.Context, h *client.PtyHandle, r io.Reader, output <-chan struct{}) {
 	buf := make([]byte, 32<<10)
 	for {
@@ -95,14 +107,35 @@ func typeInto(ctx context.Context, h *client.PtyHandle, r io.Reader, output <-ch
 			break
 		}
 	}
-	for output != nil && h.Write(ctx, []byte{4}) == nil {
+	if output == nil {
+		return
+	}
+	wait := time.NewTimer(settle)
+	defer wait.Stop()
+	again := unheard
+	for {
 		select {
 		case <-output:
+			wait.Reset(settle)
+			again = unheard
+		case <-wait.C:
+			if h.Write(ctx, []byte{4}) != nil {
+				return
+			}
+			wait.Reset(again)
+			again = min(2*again, maxUnheard)
 		case <-ctx.Done():
 			return
 		}
 	}
 }
+
+// The pace of typeInto's ^D.
+const (
+	settle     = 250 * time.Millisecond // quiet output taken for a prompt
+	unheard    = time.Second            // then a ^D no output followed is typed again
+	maxUnheard = 30 * time.Second
+)
 
 // followSize resizes the terminal whenever the local one (fd) is, until the
 // returned stop is called.

@@ -68,5 +68,13 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, a
 			s.error(w, r, sbx.Errorf(sbx.EProvider, "the agent of sandbox %s did not answer: %v", sb.ProviderSandboxID, err))
 		},
 	}
+	// The agent may answer before the transport has read the request body to
+	// its end (POST /commands streams its events at once); by default the
+	// server would then take the body away from under the transport, which
+	// fails the request midway.
+	if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	rp.ServeHTTP(w, r)
 }
