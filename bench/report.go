@@ -135,15 +135,19 @@ func (r *Report) rows() []Row {
 		rows = append(rows, Row{fmt.Sprintf("host memory per idle sandbox, %d held", i.Count), fmt.Sprintf("%.1f MB", i.PerSandboxMB), check, 0, t, met})
 	}
 	if x := r.Exec; x != nil {
-		rt := x.RoundTrip
-		t, met := maxMs(rt.Local.P50, 5)
-		rows = append(rows,
-			Row{"exec `true` round trip p50", msText(rt.Local.P50), "runsc exec " + msText(rt.Runsc.P50), Ratio(rt.Local.P50, rt.Runsc.P50), t, met},
-			Row{"exec `true` round trip p95", msText(rt.Local.P95), "runsc exec " + msText(rt.Runsc.P95), Ratio(rt.Local.P95, rt.Runsc.P95), "", nil})
+		if rt := x.RoundTrip; rt.Local.N > 0 {
+			t, met := maxMs(rt.Local.P50, 5)
+			rows = append(rows,
+				Row{"exec `true` round trip p50", msText(rt.Local.P50), "runsc exec " + msText(rt.Runsc.P50), Ratio(rt.Local.P50, rt.Runsc.P50), t, met},
+				Row{"exec `true` round trip p95", msText(rt.Local.P95), "runsc exec " + msText(rt.Runsc.P95), Ratio(rt.Local.P95, rt.Runsc.P95), "", nil})
+		}
 		for _, tr := range []struct {
 			name string
 			t    Transfer
 		}{{"stdout of a command", x.Output}, {"file upload", x.Upload}, {"file download", x.Download}} {
+			if tr.t.Local.N == 0 {
+				continue // not measured: the run stopped before
+			}
 			row := Row{Measure: fmt.Sprintf("%s, %d MB, p50", tr.name, tr.t.MB), Local: tr.t.text(tr.t.Local),
 				Baseline: "runsc exec " + tr.t.text(tr.t.Runsc), Ratio: Ratio(tr.t.Local.P50, tr.t.Runsc.P50)}
 			if tr.name == "stdout of a command" {

@@ -112,3 +112,15 @@ func TestRowsJudgeTargets(t *testing.T) {
 		t.Errorf("markdown has %d lines for %d rows:\n%s", lines, len(r.Rows), md.String())
 	}
 }
+
+// What a run did not measure, because it stopped before, has no row.
+func TestExecRowsOnlyForWhatWasMeasured(t *testing.T) {
+	r := &Report{Exec: &ExecResult{RoundTrip: Pair{Local: Stat{N: 3, P50: 4}, Runsc: Stat{N: 3, P50: 10}}}}
+	rows := r.rows()
+	if len(rows) != 2 || rows[0].Met == nil || !*rows[0].Met {
+		t.Errorf("rows: %+v", rows)
+	}
+	if rows := (&Report{Exec: &ExecResult{}}).rows(); len(rows) != 0 {
+		t.Errorf("rows of nothing measured: %+v", rows)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -464,5 +465,34 @@ func TestSandboxHandleAndAuth(t *testing.T) {
 	var apiErr *apiv1.Error
 	if !errors.As(err, &apiErr) || apiErr.Code != http.StatusUnauthorized {
 		t.Errorf("with a wrong key: %v", err)
+	}
+}
+
+// An upload of known size goes with its length; one of unknown size in
+// large chunks. Either way the file arrives whole.
+func TestWriteSendsLengthWhenKnown(t *testing.T) {
+	var lengths []int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lengths = append(lengths, r.ContentLength)
+		n, _ := io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"name":"f","path":"/f","type":"file","size":`+strconv.FormatInt(n, 10)+`}`)
+	}))
+	defer srv.Close()
+	files := client.New(client.Options{URL: srv.URL}).Files(sandboxID)
+	ctx := testContext(t)
+	f, err := os.CreateTemp(t.TempDir(), "upload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("0123456789")
+	f.Seek(4, io.SeekStart)
+	for _, r := range []io.Reader{bytes.NewReader([]byte("hello")), strings.NewReader(""), f, io.MultiReader(strings.NewReader("abc"))} {
+		if _, err := files.Write(ctx, "/f", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []int64{5, 0, 6, -1}; !slices.Equal(lengths, want) {
+		t.Errorf("Content-Length sent: %v, want %v", lengths, want)
 	}
 }

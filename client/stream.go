@@ -80,7 +80,7 @@ func (a sandboxAPI) abandon(ctx context.Context, pid int) {
 }
 
 // send sends one request whose body, when not nil, is streamed with the
-// given content type, and answers the response of a 2xx with its body still
+// given content type (with its length when it is sized), and answers the response of a 2xx with its body still
 // to read; any other answer comes back as an *apiv1.Error. It goes through
 // streaming, so only ctx bounds how long the answer takes to read.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, contentType string, body io.Reader) (*http.Response, error) {
@@ -88,9 +88,19 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if qs := query.Encode(); qs != "" {
 		target += "?" + qs
 	}
+	var length int64 = -1
+	if s, ok := body.(sized); ok {
+		body, length = io.NopCloser(s.Reader), s.n // the transport would close a Closer
+	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case length == 0:
+		req.Body = http.NoBody
+	case length > 0:
+		req.ContentLength = length
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)

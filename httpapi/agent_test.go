@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +56,67 @@ func TestProxyAnswersBeforeTheBodyEnds(t *testing.T) {
 	got, err := io.ReadAll(resp.Body)
 	if err != nil || string(got) != "started\ngot {\"args\":[\"true\"]}\n" {
 		t.Errorf("answer %q, %v", got, err)
+	}
+}
+
+// A body of unknown length reaches the agent in chunks as large as the
+// caller sent them, not cut to the transport's 32 KiB: the agent pays for
+// every chunk.
+func TestProxyKeepsLargeChunks(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	largest := make(chan int64, 1)
+	go func() { // an agent that reads the chunks as they are on the wire
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		br := bufio.NewReader(conn)
+		var most int64
+		for header := true; ; {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				break
+			}
+			if header {
+				header = line != "\r\n"
+				continue
+			}
+			size, err := strconv.ParseInt(strings.TrimSpace(line), 16, 64)
+			if err != nil || size == 0 {
+				break
+			}
+			most = max(most, size)
+			io.CopyN(io.Discard, br, size+2) // the data and its CRLF
+		}
+		largest <- most
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	}()
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	serve := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.proxy(w, r, sbx.Sandbox{ID: "7c5e1d2a-0000-4000-8000-000000000004"}, ln.Addr().String(), "/files")
+	}))
+	defer serve.Close()
+	body, send := io.Pipe()
+	go func() {
+		chunk := make([]byte, 512<<10)
+		for range 16 {
+			send.Write(chunk) // each Write is one chunk of the request
+		}
+		send.Close()
+	}()
+	// Through a buffer with WriteTo, as the Go client sends, the transport
+	// sends each Write as one chunk, not in 32 KiB pieces.
+	resp, err := http.Post(serve.URL+"/files", "application/octet-stream", io.NopCloser(bufio.NewReaderSize(body, 1<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := <-largest; n <= 32<<10 { // what arrived at once, up to 1 MiB: on loopback, 64 KiB
+		t.Errorf("the largest chunk the agent got was %d bytes; the caller sent 512 KiB ones", n)
 	}
 }
