@@ -76,11 +76,27 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	defer os.RemoveAll(building) // gone once published; cleans up a failed build
 	rootfs := filepath.Join(building, "rootfs")
 	fmt.Fprintf(progress, "building template %s (%s) into %s\n", name, t.Source, filepath.Join(s.Dir, name, t.Version))
-	cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(opts.Packages, ","),
-		opts.Suite, rootfs, opts.Mirror)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no build outlives a killed serve
-	if err := runLogged(cmd, progress); err != nil {
-		return t, fmt.Errorf("debootstrap of %s failed: %w", name, err)
+	for attempt := 1; ; attempt++ {
+		cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(opts.Packages, ","),
+			opts.Suite, rootfs, opts.Mirror)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no build outlives a killed serve
+		err := runLogged(cmd, progress)
+		if err == nil {
+			break
+		}
+		if attempt == downloadAttempts || !downloadFailed(err) || ctx.Err() != nil {
+			return t, fmt.Errorf("debootstrap of %s failed: %w", name, err)
+		}
+		wait := time.Duration(attempt) * retryDelay
+		fmt.Fprintf(progress, "a download from %s failed (%v); trying again from the start in %s\n", opts.Mirror, err, wait)
+		if err := os.RemoveAll(rootfs); err != nil {
+			return t, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return t, ctx.Err()
+		}
 	}
 	if err := finishRoot(rootfs); err != nil {
 		return t, err
@@ -90,6 +106,27 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 		fmt.Fprintf(progress, "template %s version %s is ready\n", name, t.Version)
 	}
 	return t, err
+}
+
+// downloadAttempts is how many times a build whose download from the
+// mirror failed is started: a mirror or the way to it fails now and then.
+const downloadAttempts = 3
+
+// retryDelay is the wait before the second attempt; it grows by as much
+// before each next one.
+var retryDelay = 5 * time.Second
+
+// downloadFailed reports whether debootstrap failed fetching from the
+// mirror, judged by its last lines, rather than for a reason a new attempt
+// would meet again (a package that does not exist, a full disk).
+func downloadFailed(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"Failed getting release", "Couldn't download"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // finishRoot makes a fresh root ready for sandboxes: the working directory,

@@ -2,12 +2,14 @@ package template
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sbxdev/sbx/internal/testenv"
 )
@@ -124,5 +126,38 @@ func TestBuildDebianTemplates(t *testing.T) {
 	leftovers, _ := filepath.Glob(filepath.Join(s.Dir, "*", ".building-*"))
 	if len(leftovers) > 0 {
 		t.Fatalf("build directories left behind: %v", leftovers)
+	}
+}
+
+// A build whose download from the mirror fails is tried again from the
+// start, up to downloadAttempts times; the error says what failed.
+func TestDownloadFailuresAreRetried(t *testing.T) {
+	needsDebootstrap(t)
+	defer func(d time.Duration) { retryDelay = d }(retryDelay)
+	retryDelay = 10 * time.Millisecond
+	s := Store{Dir: t.TempDir()}
+	var log strings.Builder
+	_, err := s.BuildDebian(context.Background(), "base", DebianOptions{Mirror: "http://127.0.0.1:9/debian"}, &log)
+	if err == nil || !strings.Contains(err.Error(), "Failed getting release") {
+		t.Fatalf("build from a mirror that refuses: %v", err)
+	}
+	if n := strings.Count(log.String(), "trying again from the start"); n != downloadAttempts-1 {
+		t.Errorf("%d retries, want %d:\n%s", n, downloadAttempts-1, log.String())
+	}
+	if _, err := s.Current("base"); err == nil {
+		t.Error("a failed build became current")
+	}
+}
+
+func TestOnlyDownloadFailuresAreRetried(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"exit status 1: I: Retrieving Release | E: Failed getting release file http://x/dists/bookworm/Release": true,
+		"exit status 1: E: Couldn't download packages: libc6":                                                   true,
+		"exit status 1: E: Couldn't find these debs: no-such-package":                                           false,
+		"exit status 1: E: No space left on device":                                                             false,
+	} {
+		if got := downloadFailed(errors.New(msg)); got != want {
+			t.Errorf("downloadFailed(%q) = %v", msg, got)
+		}
 	}
 }
