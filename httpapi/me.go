@@ -7,6 +7,10 @@ import (
 )
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	c := caller(r)
 	scope := "org"
 	if !c.OrgWide() {

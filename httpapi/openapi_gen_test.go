@@ -53,7 +53,7 @@ var (
 	states     = param{"state", "Only sandboxes in these states; repeat the parameter or separate states with commas.", str, true}
 	actionErrs = []int{400, 401, 404, 409, 502, 503, 504} // 504: the sandbox stayed busy while the caller waited
 	ledgerErrs = []int{400, 401, 404, 409}                // changes only the ledger
-	readErrs   = []int{401, 404}
+	readErrs   = []int{400, 401, 404}                     // 400: an unknown query parameter
 )
 
 const createDescription = `Creates a sandbox from a template on the server's default provider.
@@ -67,9 +67,9 @@ supported. Env var values are passed to the sandbox and never stored or returned
 var operations = map[string]op{
 	"GET /healthz":             {id: "health", summary: "Liveness of the server", status: 200, response: map[string]string{}, open: true},
 	"GET /api/v1/openapi.json": {id: "openapi", summary: "This document", status: 200, response: json.RawMessage{}, open: true},
-	"GET /api/v1/me":           {id: "me", summary: "The caller's org, workspace, project and key scope", status: 200, response: apiv1.Me{}, errors: []int{401}},
+	"GET /api/v1/me":           {id: "me", summary: "The caller's org, workspace, project and key scope", status: 200, response: apiv1.Me{}, errors: []int{400, 401}},
 	"GET /api/v1/observability/summary": {id: "observabilitySummary", summary: "Usage per project, quota checks, provider and endpoint availability, next actions",
-		status: 200, response: apiv1.Summary{}, errors: []int{401}},
+		status: 200, response: apiv1.Summary{}, errors: []int{400, 401}},
 
 	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
 		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 409, 501, 502, 503, 504}},
@@ -100,7 +100,7 @@ var operations = map[string]op{
 		query:  []param{states, {"project_id", "Only this project's sandboxes.", str, false}, limitParam, cursor},
 		status: 200, response: apiv1.SandboxList{}, errors: []int{400, 401, 404}},
 	"GET /api/v1/org/{org}/sandboxes/usage": {id: "orgSandboxUsage", summary: "Sandbox usage of the org, in total and per project",
-		status: 200, response: apiv1.OrgUsage{}, errors: []int{401, 404}},
+		status: 200, response: apiv1.OrgUsage{}, errors: readErrs},
 	"GET /api/v1/org/{org}/sandboxes/{provider_sandbox_id}": {id: "orgGetSandbox", summary: "A sandbox of the org by provider sandbox ID",
 		status: 200, response: apiv1.Sandbox{}, errors: readErrs},
 	"DELETE /api/v1/org/{org}/sandboxes/{provider_sandbox_id}": {id: "orgDeleteSandbox", summary: "Kill a sandbox of the org by provider sandbox ID",

@@ -33,6 +33,10 @@ func (s *Server) orgGetSandbox(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
 		return
 	}
+	if err := onlyParams(r.URL.Query()); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("provider_sandbox_id"))
 	s.answer(w, r, sb, err)
 }
@@ -51,6 +55,10 @@ func (s *Server) orgSandboxLogs(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) orgUsage(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
+		return
+	}
+	if err := onlyParams(r.URL.Query()); err != nil {
+		s.error(w, r, err)
 		return
 	}
 	c := caller(r)
