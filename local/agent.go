@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -57,6 +58,40 @@ func installAgent(dataDir, src string) (string, error) {
 		return "", err
 	}
 	return dst, os.Rename(tmp.Name(), dst)
+}
+
+// removeUnusedAgents removes the copies of earlier agent binaries that no
+// sandbox's bundle names: a hibernated sandbox wakes with the copy it was
+// started with, so that one stays while the sandbox does. It runs when the
+// provider opens, before any sandbox is created.
+func (p *Provider) removeUnusedAgents() error {
+	copies, err := filepath.Glob(filepath.Join(p.cfg.DataDir, "agent", "sbx-*"))
+	if err != nil || len(copies) == 0 {
+		return err
+	}
+	used := map[string]bool{p.agent: true}
+	ids, err := p.sandboxIDs()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		var spec specs.Spec
+		if err := readJSON(filepath.Join(p.bundleDir(id), "config.json"), &spec); err != nil {
+			continue // no bundle: nothing of it runs
+		}
+		for _, m := range spec.Mounts {
+			if m.Destination == agentMount {
+				used[m.Source] = true
+			}
+		}
+	}
+	var errs []error
+	for _, c := range copies {
+		if !used[c] {
+			errs = append(errs, os.Remove(c))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // withAgent makes the agent the sandbox's first process: its binary

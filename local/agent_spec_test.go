@@ -1,6 +1,9 @@
 package local
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -31,5 +34,37 @@ func TestWithAgentArgs(t *testing.T) {
 		}) {
 			t.Errorf("start %q: the agent is not mounted read-only: %+v", start, s.Mounts)
 		}
+	}
+}
+
+// When the provider opens, copies of earlier agent binaries go, except one
+// a sandbox's bundle still names (a hibernated sandbox wakes with it).
+func TestOldAgentCopiesGo(t *testing.T) {
+	dir := t.TempDir()
+	agents := filepath.Join(dir, "agent")
+	kept, unused := filepath.Join(agents, "sbx-00000000000000a1"), filepath.Join(agents, "sbx-00000000000000a2")
+	bundle := filepath.Join(dir, "sandboxes", "sbx-hibernated", "bundle")
+	for _, d := range []string{agents, bundle} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{kept, unused} {
+		os.WriteFile(f, []byte("an older sbx"), 0o555)
+	}
+	s := OCISpec(sbx.Spec{ProviderSandboxID: "sbx-hibernated"}, "/rootfs", nil, "/sbx/sbx-hibernated", "", nil)
+	withAgent(s, kept, "token", "")
+	data, _ := json.Marshal(s)
+	os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o600)
+	src := filepath.Join(dir, "sbx-new")
+	os.WriteFile(src, []byte("this sbx"), 0o755)
+
+	p, err := New(Config{DataDir: dir, Runsc: os.Getenv("SBX_RUNSC"), Templates: templates, Agent: src, CgroupParent: "sbxlocaltest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(agents, "sbx-*"))
+	if want := []string{kept, unused}; !slices.Contains(left, kept) || slices.Contains(left, unused) || !slices.Contains(left, p.agent) || len(left) != 2 {
+		t.Errorf("agent copies left: %v (had %v and this one)", left, want)
 	}
 }

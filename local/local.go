@@ -110,6 +110,9 @@ func New(cfg Config) (*Provider, error) {
 	if err := p.adopt(); err != nil {
 		return nil, err
 	}
+	if err := p.removeUnusedAgents(); err != nil {
+		return nil, fmt.Errorf("removing old agent binaries: %w", err)
+	}
 	return p, nil
 }
 
