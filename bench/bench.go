@@ -151,7 +151,7 @@ func Lifecycle(ctx context.Context, cfg Config) (r *Report, err error) {
 	r.Load = "load average " + loadAverage() + " at start"
 	defer func() {
 		r.Load += ", " + loadAverage() + " at end"
-		l.progress("cleanup: removing every sandbox, container, network and cgroup of the run")
+		l.cfg.progress("cleanup: removing every sandbox, container, network and cgroup of the run")
 		err = errors.Join(err, l.close())
 		r.Rows, r.Notes = r.rows(), r.notes()
 	}()
@@ -258,8 +258,9 @@ func inTurn(i, n int, step func(k int) error) error {
 	return nil
 }
 
-func (l *lab) progress(format string, args ...any) {
-	fmt.Fprintf(l.cfg.Progress, "bench %s: "+format+"\n", append([]any{time.Now().Format("15:04:05.0")}, args...)...)
+// progress writes one dated line of progress.
+func (c *Config) progress(format string, args ...any) {
+	fmt.Fprintf(c.Progress, "bench %s: "+format+"\n", append([]any{time.Now().Format("15:04:05.0")}, args...)...)
 }
 
 // close removes what the run made: sandboxes, baseline containers, the

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -53,13 +52,7 @@ var sbxBinary = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "sbx")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/sbx")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building sbx: %v\n%s", err, out)
-	}
-	return bin, nil
+	return testenv.BuildSbx(dir)
 })
 
 func agentBinary(t *testing.T) string {

@@ -72,7 +72,7 @@ func (l *lab) create(ctx context.Context, r *Report) error {
 		for _, c := range cs {
 			line = append(line, c.name+" "+round(c.samples[i]))
 		}
-		l.progress("create %d/%d: %s", i+1, l.cfg.N, strings.Join(line, ", "))
+		l.cfg.progress("create %d/%d: %s", i+1, l.cfg.N, strings.Join(line, ", "))
 	}
 	c := &CreateResult{Local: NewStat(cs[0].samples), Runsc: NewStat(cs[1].samples), RuncSkipped: "runc is not installed", DockerSkipped: l.noDocker}
 	if l.runc != nil {

@@ -118,7 +118,7 @@ func (e *execLab) open(ctx context.Context) error {
 		return err
 	}
 	c := client.New(client.Options{URL: "http://" + addr, APIKey: strings.TrimSpace(string(key))})
-	e.progress("serve at %s; creating a %s sandbox", addr, e.cfg.Template)
+	e.cfg.progress("serve at %s; creating a %s sandbox", addr, e.cfg.Template)
 	e.sb, err = c.Create(ctx, e.cfg.Template, &client.CreateOptions{WaitReady: true, Timeout: time.Hour, MemoryMB: memoryMB + 2*int64(e.cfg.FileMB)})
 	return err
 }
@@ -152,28 +152,15 @@ func (e *execLab) runsc(ctx context.Context, stdin io.Reader, stdout io.Writer, 
 	return nil
 }
 
-// roundTrip runs `true` Calls times each way, in turns, after a warm-up.
+// roundTrip runs `true` Calls times each way, in turns, after 5 warm-ups.
 func (e *execLab) roundTrip(ctx context.Context, res *ExecResult) error {
-	var local, raw []time.Duration
-	for i := range e.cfg.Calls + 5 {
-		var l, r time.Duration
-		err := inTurn(i, 2, func(k int) (err error) {
-			if k == 0 {
-				l, err = timeIt(func() error { return e.run(ctx, nil, "true") })
-			} else {
-				r, err = timeIt(func() error { return e.runsc(ctx, nil, nil, "true") })
-			}
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if i >= 5 {
-			local, raw = append(local, l), append(raw, r)
-		}
+	p, err := inTurns(e.cfg.Calls, 5, func() error { return e.run(ctx, nil, "true") },
+		func() error { return e.runsc(ctx, nil, nil, "true") })
+	if err != nil {
+		return err
 	}
-	res.RoundTrip = Pair{NewStat(local), NewStat(raw)}
-	e.progress("round trip of true: API p50 %.2f ms, runsc exec p50 %.2f ms", res.RoundTrip.Local.P50, res.RoundTrip.Runsc.P50)
+	res.RoundTrip = p
+	e.cfg.progress("round trip of true: API p50 %.2f ms, runsc exec p50 %.2f ms", p.Local.P50, p.Runsc.P50)
 	return nil
 }
 
@@ -236,8 +223,21 @@ func (e *execLab) download(ctx context.Context, res *ExecResult) error {
 // transfer times local and raw, Rounds times each in turns, after one
 // warm-up of each.
 func (e *execLab) transfer(t *Transfer, mb int, what string, local, raw func() error) error {
+	p, err := inTurns(e.cfg.Rounds, 1, local, raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	*t = Transfer{MB: mb, Pair: p}
+	e.cfg.progress("%s %d MB: API p50 %.0f ms (%.0f MB/s), runsc exec p50 %.0f ms (%.0f MB/s)", what, mb,
+		t.Local.P50, t.rate(t.Local), t.Runsc.P50, t.rate(t.Runsc))
+	return nil
+}
+
+// inTurns times local and raw n times each after warm untimed rounds, the
+// two taking turns at going first.
+func inTurns(n, warm int, local, raw func() error) (Pair, error) {
 	var ls, rs []time.Duration
-	for i := range e.cfg.Rounds + 1 {
+	for i := range warm + n {
 		var l, r time.Duration
 		err := inTurn(i, 2, func(k int) (err error) {
 			if k == 0 {
@@ -248,16 +248,13 @@ func (e *execLab) transfer(t *Transfer, mb int, what string, local, raw func() e
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
+			return Pair{}, err
 		}
-		if i > 0 {
+		if i >= warm {
 			ls, rs = append(ls, l), append(rs, r)
 		}
 	}
-	*t = Transfer{MB: mb, Pair: Pair{NewStat(ls), NewStat(rs)}}
-	e.progress("%s %d MB: API p50 %.0f ms (%.0f MB/s), runsc exec p50 %.0f ms (%.0f MB/s)", what, mb,
-		t.Local.P50, t.rate(t.Local), t.Runsc.P50, t.rate(t.Runsc))
-	return nil
+	return Pair{NewStat(ls), NewStat(rs)}, nil
 }
 
 // run runs argv through the API and fails unless it exits 0.
@@ -270,10 +267,6 @@ func (e *execLab) run(ctx context.Context, opts *client.CommandOptions, argv ...
 		return fmt.Errorf("%s exited %d through the API: %s", argv[0], res.ExitCode, res.Stderr)
 	}
 	return nil
-}
-
-func (e *execLab) progress(format string, args ...any) {
-	fmt.Fprintf(e.cfg.Progress, "bench %s: "+format+"\n", append([]any{time.Now().Format("15:04:05.0")}, args...)...)
 }
 
 // rate is MB per second at the time s took at p50.

@@ -65,7 +65,7 @@ func (l *lab) hibernateSize(ctx context.Context, size int) (HibernateResult, err
 	}
 	defer l.raw.remove(context.WithoutCancel(ctx), rid)
 
-	l.progress("hibernate %d MB: waiting for both to hold it", size)
+	l.cfg.progress("hibernate %d MB: waiting for both to hold it", size)
 	if res.GuestMB, err = waitFilled(ctx, size, func() (int64, error) {
 		m, err := p.Metrics(ctx, h)
 		return m.MemoryBytes, err
@@ -104,7 +104,7 @@ func (l *lab) hibernateSize(ctx context.Context, size int) (HibernateResult, err
 		if err != nil {
 			return res, err
 		}
-		l.progress("hibernate %d MB %d/%d: local hibernate %s wake %s, runsc checkpoint+delete %s restore %s", size, i+1, l.cfg.Rounds,
+		l.cfg.progress("hibernate %d MB %d/%d: local hibernate %s wake %s, runsc checkpoint+delete %s restore %s", size, i+1, l.cfg.Rounds,
 			round(hib[i]), round(wake[i]), round(ckpt[i]), round(restore[i]))
 	}
 	if _, err := p.Metrics(ctx, h); err != nil {

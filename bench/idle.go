@@ -60,7 +60,7 @@ func (l *lab) idle(ctx context.Context, r *Report) error {
 		if len(ids) == 0 {
 			return nil
 		}
-		l.progress("idle: removing %d sandboxes", len(ids))
+		l.cfg.progress("idle: removing %d sandboxes", len(ids))
 		err := parallel(len(ids), 4, func(i int) error { return p.Kill(context.WithoutCancel(ctx), sbx.IDHandle(ids[i])) })
 		ids = nil
 		return err
@@ -80,14 +80,14 @@ func (l *lab) idle(ctx context.Context, r *Report) error {
 			_, d, err := l.createLocal(ctx, p, ids[from+i], memoryMB)
 			took[i] = d
 			if err == nil && (from+i+1)%25 == 0 {
-				l.progress("idle: %d sandboxes", from+i+1)
+				l.cfg.progress("idle: %d sandboxes", from+i+1)
 			}
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		l.progress("idle: %d sandboxes held; measuring after %s", count, settle)
+		l.cfg.progress("idle: %d sandboxes held; measuring after %s", count, settle)
 		if err := sleep(ctx, settle); err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (l *lab) idle(ctx context.Context, r *Report) error {
 			return err
 		}
 		res.Create = NewStat(took)
-		l.progress("idle %d: %.1f MB per sandbox (cgroups %.0f MB, %d of %d runsc processes outside them, %.0f MB), MemAvailable drop %.1f MB per sandbox; create p50 %.0f ms p95 %.0f ms, two at a time",
+		l.cfg.progress("idle %d: %.1f MB per sandbox (cgroups %.0f MB, %d of %d runsc processes outside them, %.0f MB), MemAvailable drop %.1f MB per sandbox; create p50 %.0f ms p95 %.0f ms, two at a time",
 			count, res.PerSandboxMB, res.CgroupTotalMB, res.OutsideProcesses, res.Processes, res.OutsideTotalMB, res.MemAvailableDropMB, res.Create.P50, res.Create.P95)
 		r.Idle = append(r.Idle, res)
 	}
@@ -112,7 +112,7 @@ func (l *lab) idle(ctx context.Context, r *Report) error {
 	}
 	last := &r.Idle[len(r.Idle)-1]
 	last.MemAvailableRiseMB = mib(after-held) / float64(n)
-	l.progress("idle: removing %d gave back %.1f MB of MemAvailable per sandbox", n, last.MemAvailableRiseMB)
+	l.cfg.progress("idle: removing %d gave back %.1f MB of MemAvailable per sandbox", n, last.MemAvailableRiseMB)
 	return nil
 }
 
@@ -163,7 +163,7 @@ func (l *lab) steadyMemAvailable(ctx context.Context) (int64, error) {
 		}
 		last = now
 	}
-	l.progress("idle: MemAvailable %.0f MB, steady to 1 MB/s after %s", mib(last), time.Since(start).Round(time.Second))
+	l.cfg.progress("idle: MemAvailable %.0f MB, steady to 1 MB/s after %s", mib(last), time.Since(start).Round(time.Second))
 	return last, nil
 }
 

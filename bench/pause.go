@@ -50,7 +50,7 @@ func (l *lab) pause(ctx context.Context, r *Report) error {
 		if err != nil {
 			return err
 		}
-		l.progress("pause %d/%d: local pause %s resume %s, runsc pause %s resume %s", i+1, l.cfg.N,
+		l.cfg.progress("pause %d/%d: local pause %s resume %s, runsc pause %s resume %s", i+1, l.cfg.N,
 			round(pause[i]), round(resume[i]), round(rawPause[i]), round(rawResume[i]))
 	}
 	r.Pause = &PauseResult{Pause: NewStat(pause), Resume: NewStat(resume), RunscPause: NewStat(rawPause), RunscResume: NewStat(rawResume)}

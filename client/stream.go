@@ -204,13 +204,17 @@ func decodeLine[T any](line []byte, v *T, data *[]byte) error {
 	return json.Unmarshal(line, v)
 }
 
-var outputPrefixes = map[string][]byte{"stdout": []byte(`{"type":"stdout","data":"`), "stderr": []byte(`{"type":"stderr","data":"`)}
+// outputPrefixes start the output events the agent writes, by stream.
+var outputPrefixes = []struct {
+	stream string
+	prefix []byte
+}{{"stdout", []byte(`{"type":"stdout","data":"`)}, {"stderr", []byte(`{"type":"stderr","data":"`)}}
 
 // decodeOutputEvent decodes an output event written as the agent writes
 // them, and reports whether line was one.
 func decodeOutputEvent(line []byte, e *apiv1.CommandEvent, buf *[]byte) bool {
-	for stream, prefix := range outputPrefixes {
-		rest, ok := bytes.CutPrefix(line, prefix)
+	for _, p := range outputPrefixes {
+		rest, ok := bytes.CutPrefix(line, p.prefix)
 		if !ok {
 			continue
 		}
@@ -225,7 +229,7 @@ func decodeOutputEvent(line []byte, e *apiv1.CommandEvent, buf *[]byte) bool {
 		if data == nil {
 			data = []byte{} // as encoding/json decodes ""
 		}
-		*buf, *e = data, apiv1.CommandEvent{Type: stream, Data: data}
+		*buf, *e = data, apiv1.CommandEvent{Type: p.stream, Data: data}
 		return true
 	}
 	return false

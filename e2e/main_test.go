@@ -10,8 +10,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/sbxdev/sbx/cli"
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/contract"
+	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/providertest"
 )
 
@@ -52,11 +51,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	sbxBin = filepath.Join(dir, "sbx")
-	build := exec.Command("go", "build", "-o", sbxBin, "../cmd/sbx")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building sbx: %v\n%s", err, out)
+	if sbxBin, err = testenv.BuildSbx(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	code := m.Run()

@@ -4,7 +4,10 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -18,4 +21,16 @@ func Missing(t testing.TB, why string) {
 		t.Fatal("missing prerequisite: " + why)
 	}
 	t.Skip("missing prerequisite: " + why)
+}
+
+// BuildSbx builds the sbx binary, static as it ships, into dir and returns
+// its path: for tests that run it as a CLI, a server or a sandbox's agent.
+func BuildSbx(dir string) (string, error) {
+	bin := filepath.Join(dir, "sbx")
+	build := exec.Command("go", "build", "-o", bin, "github.com/sbxdev/sbx/cmd/sbx")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building sbx: %v\n%s", err, out)
+	}
+	return bin, nil
 }
