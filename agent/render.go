@@ -73,11 +73,17 @@ func flush(w http.ResponseWriter) {
 // startStream answers the headers of an NDJSON stream and sends them at
 // once, so that the client knows the stream is open.
 func startStream(w http.ResponseWriter, status int) {
+	streamHeaders(w, status)
+	flush(w)
+}
+
+// streamHeaders answers the headers of an NDJSON stream; they go out with
+// the first flush.
+func streamHeaders(w http.ResponseWriter, status int) {
 	w.Header().Set("Content-Type", apiv1.NDJSON)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(status)
-	flush(w)
 }
 
 // writeLine writes v as one NDJSON line.
