@@ -1,7 +1,9 @@
 // Package ledger is the only owner of SQL in sbx: tenancy, API keys, the
-// sandbox ledger and its timeline, on an embedded SQLite database
-// (modernc.org/sqlite, WAL). Writes go through one connection, so every write
-// transaction is serialized; reads use a pool.
+// sandbox ledger and its timeline, credits. It runs the same statements on
+// an embedded SQLite database (modernc.org/sqlite, WAL; writes go through
+// one connection, so every write transaction is serialized) or on
+// PostgreSQL (pgx; transactions run side by side, and rows a transaction
+// reads to change are locked with FOR UPDATE).
 package ledger
 
 import (
@@ -18,27 +20,57 @@ import (
 	"strings"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/sbxdev/sbx/internal/seal"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-//go:embed migrations/sqlite/*.sql
+//go:embed migrations
 var migrations embed.FS
+
+// migrationLock is the PostgreSQL advisory lock key serve processes sharing
+// a database take while they bring its schema up to date.
+const migrationLock = 0x5b8_0001
 
 // Store is the ledger.
 type Store struct {
-	w    *sql.DB // the single writer connection
-	r    *sql.DB // readers
+	w    *sql.DB // writes: the single SQLite writer connection, or the PostgreSQL pool
+	r    *sql.DB // reads: a pool (on PostgreSQL, the same one)
+	pg   bool
 	seal *seal.Box
 }
 
-// Open opens (creating if needed) the SQLite ledger at file and brings its
-// schema up to date. key seals access tokens at rest.
-func Open(ctx context.Context, file string, key []byte) (*Store, error) {
+// Open opens the ledger at dsn, creating it if needed, and brings its schema
+// up to date: a postgres:// or postgresql:// URL is a PostgreSQL database,
+// anything else the path of a SQLite file. key seals access tokens at rest.
+func Open(ctx context.Context, dsn string, key []byte) (*Store, error) {
 	box, err := seal.New(key)
 	if err != nil {
 		return nil, err
 	}
+	var s *Store
+	if IsPostgres(dsn) {
+		s, err = openPostgres(ctx, dsn)
+	} else {
+		s, err = openSQLite(dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.seal = box
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+func openSQLite(file string) (*Store, error) {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
@@ -57,25 +89,54 @@ func Open(ctx context.Context, file string, key []byte) (*Store, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	s := &Store{w: w, r: r, seal: box}
-	if err := s.migrate(ctx); err != nil {
-		s.Close()
-		return nil, err
+	return &Store{w: w, r: r}, nil
+}
+
+func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+	pool, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return s, nil
+	pool.SetMaxOpenConns(32)
+	pool.SetMaxIdleConns(32)
+	if err := pool.PingContext(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ledger: connecting to PostgreSQL: %w", err)
+	}
+	return &Store{w: pool, r: pool, pg: true}, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	if s.r == s.w {
+		return s.w.Close()
+	}
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 
-// migrate applies the embedded migrations not yet recorded, each in its own transaction.
+// migrate applies the embedded migrations of the store's dialect not yet
+// recorded, each in its own transaction. On PostgreSQL it holds an advisory
+// lock meanwhile, so that serve processes starting together take turns.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+	dir := "migrations/sqlite"
+	if s.pg {
+		dir = "migrations/postgres"
+	}
+	c, err := s.w.Conn(ctx)
+	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/sqlite/*.sql")
+	defer c.Close()
+	if s.pg {
+		if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		defer c.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
+	}
+	if _, err := c.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	names, err := fs.Glob(migrations, dir+"/*.sql")
 	if err != nil {
 		return err
 	}
@@ -90,31 +151,45 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = s.write(ctx, func(tx *sql.Tx) error {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil || n > 0 {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-				return fmt.Errorf("migration %s: %w", base, err)
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, time.Now().UnixMicro())
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("ledger: %w", err)
+		if err := s.apply(ctx, c, version, string(body)); err != nil {
+			return fmt.Errorf("ledger: migration %s: %w", base, err)
 		}
 	}
 	return nil
 }
 
-// write runs fn in a write transaction (BEGIN IMMEDIATE) and commits it.
-func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
+// apply runs one migration unless it is recorded already.
+func (s *Store) apply(ctx context.Context, c *sql.Conn, version int, body string) error {
+	tx, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	d := db{c: tx, pg: s.pg}
+	var n int
+	if err := d.row(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if _, err := d.exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, time.Now().UnixMicro()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// read is the store's pool for reads.
+func (s *Store) read() db { return db{c: s.r, pg: s.pg} }
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE on SQLite) and
+// commits it.
+func (s *Store) write(ctx context.Context, fn func(db) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(db{c: tx, pg: s.pg}); err != nil {
 		tx.Rollback()
 		return err
 	}

@@ -11,14 +11,23 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/testpg"
 	"github.com/sbxdev/sbx/ledger"
 )
 
 var key = bytes.Repeat([]byte{1}, 32)
 
-func open(t *testing.T, file string) *ledger.Store {
+// dialects runs test against a fresh ledger on each dialect: SQLite, and a
+// database of its own on a real PostgreSQL server. Every test of the ledger
+// goes through it, so that one suite holds both to the same behaviour.
+func dialects(t *testing.T, test func(t *testing.T, dsn string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "l.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, testpg.URL(t)) })
+}
+
+func open(t *testing.T, dsn string) *ledger.Store {
 	t.Helper()
-	s, err := ledger.Open(context.Background(), file, key)
+	s, err := ledger.Open(context.Background(), dsn, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +49,10 @@ func newSandbox(org sbx.Org, ws sbx.Workspace, p sbx.Project, at time.Time) sbx.
 }
 
 func TestMigrationsAreIdempotentAndRowsSurviveReopen(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "l.db")
+	dialects(t, migrationsAreIdempotent)
+}
+
+func migrationsAreIdempotent(t *testing.T, file string) {
 	s := open(t, file)
 	org, ws, p, err := s.CreateOrg(context.Background(), "acme", t0)
 	if err != nil {
@@ -62,8 +74,10 @@ func TestMigrationsAreIdempotentAndRowsSurviveReopen(t *testing.T) {
 	}
 }
 
-func TestKeysAndCallers(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "l.db"))
+func TestKeysAndCallers(t *testing.T) { dialects(t, keysAndCallers) }
+
+func keysAndCallers(t *testing.T, dsn string) {
+	s := open(t, dsn)
 	ctx := context.Background()
 	org, _, p, _ := s.CreateOrg(ctx, "acme", t0)
 	if _, _, _, err := s.CreateOrg(ctx, "acme", t0); sbx.ErrorCode(err) != sbx.EConflict {
@@ -96,8 +110,10 @@ func TestKeysAndCallers(t *testing.T) {
 	}
 }
 
-func TestUpdateIsAllOrNothing(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "l.db"))
+func TestUpdateIsAllOrNothing(t *testing.T) { dialects(t, updateIsAllOrNothing) }
+
+func updateIsAllOrNothing(t *testing.T, dsn string) {
+	s := open(t, dsn)
 	ctx := context.Background()
 	org, ws, p, _ := s.CreateOrg(ctx, "acme", t0)
 	sb := newSandbox(org, ws, p, t0)
@@ -131,8 +147,10 @@ func TestUpdateIsAllOrNothing(t *testing.T) {
 	}
 }
 
-func TestListPagesAndFilters(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "l.db"))
+func TestListPagesAndFilters(t *testing.T) { dialects(t, listPagesAndFilters) }
+
+func listPagesAndFilters(t *testing.T, dsn string) {
+	s := open(t, dsn)
 	ctx := context.Background()
 	org, ws, p, _ := s.CreateOrg(ctx, "acme", t0)
 	other, ows, op, _ := s.CreateOrg(ctx, "other", t0)

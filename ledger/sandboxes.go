@@ -33,8 +33,8 @@ func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx
 	if g := sb.Resources.GPU; g != nil {
 		gpuType, gpuCount, gpuFraction = g.Type, g.Count, g.Fraction
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
+	return s.write(ctx, func(tx db) error {
+		_, err := tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
 			string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
@@ -43,13 +43,13 @@ func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx
 			gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
 			handle, s.seal.Seal(sb.AccessToken), sb.UpdatedAt.UnixMicro(), sb.Hibernated)
 		if err != nil {
-			if strings.Contains(err.Error(), "UNIQUE") {
+			if isUniqueViolation(err) {
 				return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
 			}
 			return err
 		}
 		for k, v := range sb.Metadata {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)`, sb.ID, k, v); err != nil {
+			if _, err := tx.exec(ctx, `INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)`, sb.ID, k, v); err != nil {
 				return err
 			}
 		}
@@ -60,20 +60,21 @@ func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx
 // GetSandbox finds a sandbox of org by its sbx UUID or its provider sandbox ID.
 // An empty orgID searches every org (for the server's own loops).
 func (s *Store) GetSandbox(ctx context.Context, orgID, ref string) (sbx.Sandbox, error) {
-	return s.getSandbox(ctx, s.r, orgID, ref)
+	return s.getSandbox(ctx, s.read(), orgID, ref, false)
 }
 
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func (s *Store) getSandbox(ctx context.Context, q queryer, orgID, ref string) (sbx.Sandbox, error) {
+// getSandbox finds a sandbox; lock locks its row until the transaction ends.
+func (s *Store) getSandbox(ctx context.Context, q db, orgID, ref string, lock bool) (sbx.Sandbox, error) {
 	col := "provider_sandbox_id"
 	if _, err := uuid.Parse(ref); err == nil {
 		col = "id"
 	}
-	sb, err := s.scanSandbox(q.QueryRowContext(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
-		WHERE `+col+` = ? AND (org_id = ? OR ? = '') ORDER BY created_at DESC LIMIT 1`, ref, orgID, orgID))
+	suffix := ""
+	if lock {
+		suffix = q.forUpdate()
+	}
+	sb, err := s.scanSandbox(q.row(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+		WHERE `+col+` = ? AND (org_id = ? OR ? = '') ORDER BY created_at DESC LIMIT 1`+suffix, ref, orgID, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return sbx.Sandbox{}, sbx.Errorf(sbx.ENotFound, "sandbox %s not found", ref)
 	}
@@ -86,9 +87,9 @@ func (s *Store) getSandbox(ctx context.Context, q queryer, orgID, ref string) (s
 // sees the committed row, and no other write can come between.
 func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandbox) ([]sbx.Event, error)) (sbx.Sandbox, error) {
 	var sb sbx.Sandbox
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx db) error {
 		var err error
-		if sb, err = s.getSandbox(ctx, tx, "", id); err != nil {
+		if sb, err = s.getSandbox(ctx, tx, "", id, true); err != nil {
 			return err
 		}
 		events, err := fn(&sb)
@@ -99,7 +100,7 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sandboxes SET provider_sandbox_id = ?, state = ?, intent = ?,
+		_, err = tx.exec(ctx, `UPDATE sandboxes SET provider_sandbox_id = ?, state = ?, intent = ?,
 			pause_reason = ?, end_reason = ?, diagnostic = ?, started_at = ?, paused_at = ?, ended_at = ?,
 			timeout_s = ?, expires_at = ?, billed_micros = ?, last_settled_at = ?, handle = ?, access_token = ?,
 			updated_at = ?, hibernated = ? WHERE id = ?`,
@@ -158,7 +159,7 @@ func (s *Store) ListSandboxes(ctx context.Context, f Filter) ([]sbx.Sandbox, str
 		args = append(args, at, at, id)
 	}
 	args = append(args, f.Limit+1)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE `+
+	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, "", err
@@ -179,7 +180,7 @@ func (s *Store) ListSandboxes(ctx context.Context, f Filter) ([]sbx.Sandbox, str
 // OpenSandboxes lists a provider's sandboxes that still hold or may hold
 // compute: not final, or with an operation in flight.
 func (s *Store) OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandbox, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
 		WHERE provider = ? AND (state IN ('starting', 'running', 'paused') OR intent <> '')
 		ORDER BY created_at, id`, provider)
 	if err != nil {
@@ -190,7 +191,7 @@ func (s *Store) OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandb
 
 // Expired lists running sandboxes whose expiry is at or before now.
 func (s *Store) Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
 		WHERE expires_at IS NOT NULL AND expires_at <= ? AND state = 'running' AND intent = ''
 		ORDER BY expires_at`, now.UnixMicro())
 	if err != nil {
@@ -202,8 +203,8 @@ func (s *Store) Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, erro
 // IdlePaused returns the sandboxes paused in memory (not hibernated) since
 // before or earlier, with nothing in progress: the idle policy hibernates them.
 func (s *Store) IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
-		WHERE state = 'paused' AND hibernated = 0 AND intent = '' AND paused_at <= ?
+	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+		WHERE state = 'paused' AND NOT hibernated AND intent = '' AND paused_at <= ?
 		ORDER BY paused_at`, before.UnixMicro())
 	if err != nil {
 		return nil, err
@@ -214,13 +215,13 @@ func (s *Store) IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox
 // NextExpiry returns the earliest expiry of a running sandbox, or the zero time.
 func (s *Store) NextExpiry(ctx context.Context) (time.Time, error) {
 	var at sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT min(expires_at) FROM sandboxes WHERE expires_at IS NOT NULL AND state = 'running'`).Scan(&at)
+	err := s.read().row(ctx, `SELECT min(expires_at) FROM sandboxes WHERE expires_at IS NOT NULL AND state = 'running'`).Scan(&at)
 	return fromMicros(at), err
 }
 
 // Events returns a sandbox's timeline, oldest first.
 func (s *Store) Events(ctx context.Context, sandboxID string) ([]sbx.Event, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, at, step, detail FROM sandbox_events WHERE sandbox_id = ? ORDER BY id`, sandboxID)
+	rows, err := s.read().query(ctx, `SELECT id, at, step, detail FROM sandbox_events WHERE sandbox_id = ? ORDER BY id`, sandboxID)
 	if err != nil {
 		return nil, err
 	}
@@ -238,9 +239,9 @@ func (s *Store) Events(ctx context.Context, sandboxID string) ([]sbx.Event, erro
 	return out, rows.Err()
 }
 
-func insertEvents(ctx context.Context, tx *sql.Tx, sandboxID string, events []sbx.Event) error {
+func insertEvents(ctx context.Context, tx db, sandboxID string, events []sbx.Event) error {
 	for _, e := range events {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sandbox_events (sandbox_id, at, step, detail) VALUES (?, ?, ?, ?)`,
+		if _, err := tx.exec(ctx, `INSERT INTO sandbox_events (sandbox_id, at, step, detail) VALUES (?, ?, ?, ?)`,
 			sandboxID, e.At.UnixMicro(), e.Step, e.Detail); err != nil {
 			return err
 		}

@@ -22,21 +22,21 @@ func (s *Store) CreateOrg(ctx context.Context, name string, now time.Time) (sbx.
 	org := sbx.Org{ID: uuid.NewString(), Name: name, CreatedAt: now}
 	ws := sbx.Workspace{ID: uuid.NewString(), OrgID: org.ID, Name: "default", CreatedAt: now}
 	p := sbx.Project{ID: uuid.NewString(), OrgID: org.ID, WorkspaceID: ws.ID, Name: "default", CreatedAt: now}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx db) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM orgs WHERE name = ?`, name).Scan(&n); err != nil {
+		if err := tx.row(ctx, `SELECT count(*) FROM orgs WHERE name = ?`, name).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			return sbx.Errorf(sbx.EConflict, "org %q already exists", name)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)`, org.ID, org.Name, now.UnixMicro()); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)`, org.ID, org.Name, now.UnixMicro()); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, org_id, name, created_at) VALUES (?, ?, ?, ?)`, ws.ID, org.ID, ws.Name, now.UnixMicro()); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO workspaces (id, org_id, name, created_at) VALUES (?, ?, ?, ?)`, ws.ID, org.ID, ws.Name, now.UnixMicro()); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO projects (id, org_id, workspace_id, name, created_at) VALUES (?, ?, ?, ?, ?)`, p.ID, org.ID, ws.ID, p.Name, now.UnixMicro())
+		_, err := tx.exec(ctx, `INSERT INTO projects (id, org_id, workspace_id, name, created_at) VALUES (?, ?, ?, ?, ?)`, p.ID, org.ID, ws.ID, p.Name, now.UnixMicro())
 		return err
 	})
 	return org, ws, p, err
@@ -45,7 +45,7 @@ func (s *Store) CreateOrg(ctx context.Context, name string, now time.Time) (sbx.
 // CountOrgs returns how many orgs exist.
 func (s *Store) CountOrgs(ctx context.Context) (int, error) {
 	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM orgs`).Scan(&n)
+	err := s.read().row(ctx, `SELECT count(*) FROM orgs`).Scan(&n)
 	return n, err
 }
 
@@ -58,17 +58,17 @@ func (s *Store) CreateAPIKey(ctx context.Context, orgID, projectID, name string,
 	}
 	secret := KeyPrefix + hex.EncodeToString(raw)
 	k := sbx.APIKey{ID: uuid.NewString(), OrgID: orgID, ProjectID: projectID, Name: name, Prefix: secret[:len(KeyPrefix)+6], CreatedAt: now}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx db) error {
 		if projectID != "" {
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM projects WHERE id = ? AND org_id = ?`, projectID, orgID).Scan(&n); err != nil {
+			if err := tx.row(ctx, `SELECT count(*) FROM projects WHERE id = ? AND org_id = ?`, projectID, orgID).Scan(&n); err != nil {
 				return err
 			}
 			if n == 0 {
 				return sbx.Errorf(sbx.ENotFound, "project %s not found in org %s", projectID, orgID)
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, org_id, project_id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, org_id, project_id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			k.ID, orgID, nullString(projectID), name, k.Prefix, hashKey(secret), now.UnixMicro())
 		return err
 	})
@@ -87,7 +87,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 	var c sbx.Caller
 	var project sql.NullString
 	var keyCreated, orgCreated int64
-	err := s.r.QueryRowContext(ctx, `
+	err := s.read().row(ctx, `
 		SELECT k.id, k.name, k.prefix, k.project_id, k.created_at, o.id, o.name, o.created_at
 		FROM api_keys k JOIN orgs o ON o.id = k.org_id
 		WHERE k.hash = ? AND k.revoked_at IS NULL`, hashKey(secret)).
@@ -101,7 +101,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 	c.Key.OrgID, c.Key.ProjectID = c.Org.ID, project.String
 	c.Key.CreatedAt, c.Org.CreatedAt = time.UnixMicro(keyCreated).UTC(), time.UnixMicro(orgCreated).UTC()
 	// An org-wide key acts in the org's first project.
-	err = s.r.QueryRowContext(ctx, `
+	err = s.read().row(ctx, `
 		SELECT p.id, p.name, p.created_at, w.id, w.name, w.created_at
 		FROM projects p JOIN workspaces w ON w.id = p.workspace_id
 		WHERE p.org_id = ? AND (p.id = ? OR ? = '')
@@ -117,7 +117,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 
 // Projects lists an org's projects.
 func (s *Store) Projects(ctx context.Context, orgID string) ([]sbx.Project, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, workspace_id, name, created_at FROM projects WHERE org_id = ? ORDER BY created_at, id`, orgID)
+	rows, err := s.read().query(ctx, `SELECT id, workspace_id, name, created_at FROM projects WHERE org_id = ? ORDER BY created_at, id`, orgID)
 	if err != nil {
 		return nil, err
 	}

@@ -35,12 +35,12 @@ func (u *Usage) add(state sbx.State, kind sbx.Kind, provider string, n int, cpu,
 
 // UsageByProject sums an org's sandboxes per project ID, as of now.
 func (s *Store) UsageByProject(ctx context.Context, orgID string, now time.Time) (map[string]*Usage, error) {
-	rows, err := s.r.QueryContext(ctx, `
+	rows, err := s.read().query(ctx, `
 		SELECT project_id, state, kind, provider, count(*),
-			sum(CASE WHEN state = 'running' THEN milli_cpu ELSE 0 END),
-			sum(CASE WHEN state = 'running' THEN memory_mb ELSE 0 END),
-			sum(CASE WHEN started_at IS NULL THEN 0 ELSE coalesce(ended_at, ?) - started_at END),
-			sum(billed_micros)
+			CAST(sum(CASE WHEN state = 'running' THEN milli_cpu ELSE 0 END) AS BIGINT),
+			CAST(sum(CASE WHEN state = 'running' THEN memory_mb ELSE 0 END) AS BIGINT),
+			CAST(sum(CASE WHEN started_at IS NULL THEN 0 ELSE coalesce(ended_at, ?) - started_at END) AS BIGINT),
+			CAST(sum(billed_micros) AS BIGINT)
 		FROM sandboxes WHERE org_id = ?
 		GROUP BY project_id, state, kind, provider`, now.UnixMicro(), orgID)
 	if err != nil {

@@ -55,6 +55,19 @@ ensure_go() {
   export PATH="/usr/local/go/bin:$PATH"
 }
 
+# start_postgres starts the host's PostgreSQL cluster and gives the current
+# user a superuser role of the same name, so that tests reach it through its
+# Unix socket (internal/testpg's default server).
+start_postgres() {
+  local ver me
+  ver=$(ls /usr/lib/postgresql | sort -n | tail -1)
+  pg_lsclusters -h | grep -q "^$ver main" || as_root pg_createcluster "$ver" main >/dev/null
+  pg_lsclusters -h | grep -q "^$ver main .* online" || as_root pg_ctlcluster "$ver" main start
+  me=$(id -un)
+  as_root su postgres -c "psql -qtAc \"SELECT 1 FROM pg_roles WHERE rolname = '$me'\"" | grep -q 1 ||
+    as_root su postgres -c "psql -qc 'CREATE ROLE \"$me\" SUPERUSER LOGIN'"
+}
+
 # build_sbx builds the static sbx binary into $1.
 build_sbx() {
   (cd "$ROOT" && go build -trimpath -o "$1" ./cmd/sbx)

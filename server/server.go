@@ -27,6 +27,7 @@ import (
 // Config is everything serve can be told.
 type Config struct {
 	DataDir         string        // default /var/lib/sbx
+	DatabaseURL     string        // a postgres:// URL; default the SQLite file ledger.db in DataDir
 	Listen          string        // default 127.0.0.1:7070
 	PublicURL       string        // default http://<listen>
 	Domain          string        // default sbx.localhost
@@ -62,7 +63,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	store, err := ledger.Open(ctx, filepath.Join(cfg.DataDir, "ledger.db"), key)
+	dsn := filepath.Join(cfg.DataDir, "ledger.db")
+	if cfg.DatabaseURL != "" {
+		if !ledger.IsPostgres(cfg.DatabaseURL) {
+			return fmt.Errorf("--database-url %q: want a postgres:// or postgresql:// URL", cfg.DatabaseURL)
+		}
+		dsn = cfg.DatabaseURL
+	}
+	store, err := ledger.Open(ctx, dsn, key)
 	if err != nil {
 		return err
 	}

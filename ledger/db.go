@@ -1,0 +1,92 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// conn is what db runs statements on: a pool or a transaction.
+type conn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// db runs the ledger's statements in the store's dialect. Statements are
+// written once, for both dialects, with ? placeholders; on PostgreSQL they
+// are rewritten to $1, $2, … (once per statement text).
+type db struct {
+	c  conn
+	pg bool
+}
+
+func (d db) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return d.c.ExecContext(ctx, d.sql(q), args...)
+}
+
+func (d db) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return d.c.QueryContext(ctx, d.sql(q), args...)
+}
+
+func (d db) row(ctx context.Context, q string, args ...any) *sql.Row {
+	return d.c.QueryRowContext(ctx, d.sql(q), args...)
+}
+
+// forUpdate is the clause that locks the rows a SELECT reads until the
+// transaction ends: needed on PostgreSQL, where transactions run side by
+// side; SQLite has one writer at a time and no such clause.
+func (d db) forUpdate() string {
+	if d.pg {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+func (d db) sql(q string) string {
+	if !d.pg {
+		return q
+	}
+	if r, ok := rebound.Load(q); ok {
+		return r.(string)
+	}
+	r := rebind(q)
+	rebound.Store(q, r)
+	return r
+}
+
+// rebound caches rebind by statement text.
+var rebound sync.Map
+
+// rebind numbers the ? placeholders of q outside quoted strings.
+func rebind(q string) string {
+	var b strings.Builder
+	n, quoted := 0, false
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '\'':
+			quoted = !quoted
+		case c == '?' && !quoted:
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// isUniqueViolation reports whether err is a unique constraint's refusal.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
