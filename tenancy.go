@@ -33,6 +33,7 @@ type APIKey struct {
 	ProjectID string // empty: the key acts on the whole org
 	Name      string
 	Prefix    string // the first characters of the secret, to recognise it
+	Operator  bool   // acts for the operator of this sbx: credits, rates, verification of any org
 	CreatedAt time.Time
 }
 

@@ -131,7 +131,7 @@ func (s *server) otherOrgKey(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := store.CreateAPIKey(context.Background(), org.ID, "", "admin", now)
+	_, secret, err := store.CreateAPIKey(context.Background(), sbx.APIKey{OrgID: org.ID, Name: "admin"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ var statuses = map[sbx.Code]int{
 	sbx.EInvalid:      http.StatusBadRequest,
 	sbx.EUnauthorized: http.StatusUnauthorized,
 	sbx.EForbidden:    http.StatusForbidden,
+	sbx.EKYCRequired:  http.StatusForbidden,
+	sbx.ENoCredits:    http.StatusPaymentRequired,
 	sbx.ENotFound:     http.StatusNotFound,
 	sbx.EConflict:     http.StatusConflict,
 	sbx.EUnsupported:  http.StatusNotImplemented,

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
+
 	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/ledger"
+	"github.com/sbxdev/sbx/pricing"
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -88,13 +89,7 @@ func (s *Server) usage(u *ledger.Usage) apiv1.Usage {
 }
 
 // credits renders micro-credits as a decimal string.
-func credits(micros int64) string {
-	sign := ""
-	if micros < 0 {
-		sign, micros = "-", -micros
-	}
-	return sign + strconv.FormatInt(micros/1e6, 10) + "." + fmt.Sprintf("%06d", micros%1e6)
-}
+func credits(micros int64) string { return pricing.FormatMicros(micros) }
 
 func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {

@@ -84,10 +84,10 @@ func keysAndCallers(t *testing.T, dsn string) {
 		t.Fatalf("duplicate org: %v", err)
 	}
 	other, _, otherProject, _ := s.CreateOrg(ctx, "other", t0)
-	if _, _, err := s.CreateAPIKey(ctx, org.ID, otherProject.ID, "x", t0); sbx.ErrorCode(err) != sbx.ENotFound {
+	if _, _, err := s.CreateAPIKey(ctx, sbx.APIKey{OrgID: org.ID, ProjectID: otherProject.ID, Name: "x"}, t0); sbx.ErrorCode(err) != sbx.ENotFound {
 		t.Fatalf("key for another org's project: %v", err)
 	}
-	k, secret, err := s.CreateAPIKey(ctx, org.ID, p.ID, "ci", t0)
+	k, secret, err := s.CreateAPIKey(ctx, sbx.APIKey{OrgID: org.ID, ProjectID: p.ID, Name: "ci"}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func keysAndCallers(t *testing.T, dsn string) {
 			t.Errorf("Authenticate(%q) = %v, want unauthorized", bad, err)
 		}
 	}
-	_, otherSecret, _ := s.CreateAPIKey(ctx, other.ID, "", "admin", t0)
+	_, otherSecret, _ := s.CreateAPIKey(ctx, sbx.APIKey{OrgID: other.ID, Name: "admin"}, t0)
 	oc, _ := s.Authenticate(ctx, otherSecret)
 	if !oc.OrgWide() || oc.Project.ID != otherProject.ID {
 		t.Fatalf("org-wide caller %+v", oc)

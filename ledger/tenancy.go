@@ -49,15 +49,17 @@ func (s *Store) CountOrgs(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// CreateAPIKey makes a key for org (and project, when not empty) and returns
-// it with its secret; only the secret's SHA-256 is stored.
-func (s *Store) CreateAPIKey(ctx context.Context, orgID, projectID, name string, now time.Time) (sbx.APIKey, string, error) {
+// CreateAPIKey makes the key k describes (its org; its project, when not
+// empty; its name; whether it is the operator's) and returns it with its
+// secret; only the secret's SHA-256 is stored.
+func (s *Store) CreateAPIKey(ctx context.Context, k sbx.APIKey, now time.Time) (sbx.APIKey, string, error) {
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
 		return sbx.APIKey{}, "", err
 	}
 	secret := KeyPrefix + hex.EncodeToString(raw)
-	k := sbx.APIKey{ID: uuid.NewString(), OrgID: orgID, ProjectID: projectID, Name: name, Prefix: secret[:len(KeyPrefix)+6], CreatedAt: now}
+	orgID, projectID := k.OrgID, k.ProjectID
+	k.ID, k.Prefix, k.CreatedAt = uuid.NewString(), secret[:len(KeyPrefix)+6], now
 	err := s.write(ctx, func(tx db) error {
 		if projectID != "" {
 			var n int
@@ -68,8 +70,8 @@ func (s *Store) CreateAPIKey(ctx context.Context, orgID, projectID, name string,
 				return sbx.Errorf(sbx.ENotFound, "project %s not found in org %s", projectID, orgID)
 			}
 		}
-		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, org_id, project_id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			k.ID, orgID, nullString(projectID), name, k.Prefix, hashKey(secret), now.UnixMicro())
+		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, org_id, project_id, name, prefix, hash, created_at, operator) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, orgID, nullString(projectID), k.Name, k.Prefix, hashKey(secret), now.UnixMicro(), k.Operator)
 		return err
 	})
 	if err != nil {
@@ -88,10 +90,10 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 	var project sql.NullString
 	var keyCreated, orgCreated int64
 	err := s.read().row(ctx, `
-		SELECT k.id, k.name, k.prefix, k.project_id, k.created_at, o.id, o.name, o.created_at
+		SELECT k.id, k.name, k.prefix, k.project_id, k.created_at, k.operator, o.id, o.name, o.created_at
 		FROM api_keys k JOIN orgs o ON o.id = k.org_id
 		WHERE k.hash = ? AND k.revoked_at IS NULL`, hashKey(secret)).
-		Scan(&c.Key.ID, &c.Key.Name, &c.Key.Prefix, &project, &keyCreated, &c.Org.ID, &c.Org.Name, &orgCreated)
+		Scan(&c.Key.ID, &c.Key.Name, &c.Key.Prefix, &project, &keyCreated, &c.Key.Operator, &c.Org.ID, &c.Org.Name, &orgCreated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sbx.Caller{}, unauthorized
 	}

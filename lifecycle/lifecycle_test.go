@@ -93,7 +93,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := e.store.CreateAPIKey(context.Background(), org.ID, "", "admin", e.clock.Now())
+	_, secret, err := e.store.CreateAPIKey(context.Background(), sbx.APIKey{OrgID: org.ID, Name: "admin"}, e.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestProjectKeySeesOnlyItsProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, secret, _ := e.store.CreateAPIKey(ctx, other.ID, "", "admin", e.clock.Now())
+	_, secret, _ := e.store.CreateAPIKey(ctx, sbx.APIKey{OrgID: other.ID, Name: "admin"}, e.clock.Now())
 	stranger, _ := e.store.Authenticate(ctx, secret)
 	for _, ref := range []string{sb.ID, sb.ProviderSandboxID} {
 		_, err := e.m.Get(ctx, stranger, ref)

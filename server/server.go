@@ -181,10 +181,13 @@ func bootstrap(ctx context.Context, store *ledger.Store, cfg Config) error {
 	}
 	now := cfg.Clock.Now()
 	org, _, _, err := store.CreateOrg(ctx, "default", now)
+	if sbx.ErrorCode(err) == sbx.EConflict {
+		return nil // another serve sharing the database made it first
+	}
 	if err != nil {
 		return err
 	}
-	_, secret, err := store.CreateAPIKey(ctx, org.ID, "", "admin", now)
+	_, secret, err := store.CreateAPIKey(ctx, sbx.APIKey{OrgID: org.ID, Name: "admin", Operator: true}, now)
 	if err != nil {
 		return err
 	}
