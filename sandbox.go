@@ -122,6 +122,7 @@ type Sandbox struct {
 	EnvVarNames       []string
 	Metadata          map[string]string
 	BilledMicros      int64 // billed credits in micro-credits
+	UnbilledNanos     int64 // owed below one micro-credit, carried to the next settlement
 	LastSettledAt     time.Time
 	Handle            Handle // the provider's recovery handle; empty until created
 	AccessToken       string // the agent token, in clear only in memory

@@ -80,6 +80,7 @@ func newRoot(opts Options) *cobra.Command {
 	pf.BoolVar(&g.json, "json", false, "print JSON instead of tables")
 	root.AddCommand(newServe(g))
 	root.AddCommand(newSandbox(g))
+	root.AddCommand(newCredits(g))
 	root.AddCommand(newTemplate(g))
 	root.AddCommand(newBench(g))
 	root.AddCommand(newAgent(g))

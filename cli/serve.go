@@ -9,22 +9,32 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/pricing"
 	"github.com/sbxdev/sbx/server"
 	"github.com/spf13/cobra"
 )
 
 func newServe(g *globals) *cobra.Command {
 	cfg := server.Config{}
-	var logLevel string
+	var logLevel, initialCredits string
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the sbx control plane: REST API, ledger, reaper",
+		Short: "Run the sbx control plane: REST API, ledger, meter, reaper",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return err
 			}
+			if cfg.MeterInterval <= 0 {
+				return fmt.Errorf("--meter-interval %s: want a positive duration", cfg.MeterInterval)
+			}
+			micros, err := pricing.ParseMicros(initialCredits)
+			if err != nil || micros == 0 {
+				return fmt.Errorf("--initial-credits %q: want a positive number of credits with at most 6 decimals", initialCredits)
+			}
+			cfg.InitialCredits = micros
 			cfg.Log = slog.New(slog.NewJSONHandler(g.opts.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Out = g.opts.Stdout
 			cfg.Providers = g.opts.Providers
@@ -50,6 +60,8 @@ func newServe(g *globals) *cobra.Command {
 	f.Int64Var(&cfg.Local.DiskMB, "disk-mb", 10<<10, "cap of each sandbox's writable layer, in MB")
 	f.DurationVar(&cfg.HibernateAfter, "hibernate-after", 10*time.Minute, "hibernate sandboxes paused this long, releasing their memory (0: never)")
 	f.DurationVar(&cfg.MaxTimeout, "max-timeout", 24*time.Hour, "the longest timeout a sandbox may have")
+	f.DurationVar(&cfg.MeterInterval, "meter-interval", lifecycle.DefaultMeterInterval, "how often running and paused sandboxes are settled (state changes settle at once)")
+	f.StringVar(&initialCredits, "initial-credits", pricing.FormatMicros(server.DefaultInitialCredits), "credits of the org made at first start")
 	f.StringVar(&logLevel, "log-level", env("SBX_LOG_LEVEL", "info"), "debug, info, warn or error ($SBX_LOG_LEVEL)")
 	return cmd
 }

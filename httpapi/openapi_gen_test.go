@@ -72,7 +72,7 @@ var operations = map[string]op{
 		status: 200, response: apiv1.Summary{}, errors: []int{400, 401}},
 
 	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
-		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 409, 501, 502, 503, 504}},
+		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 402, 409, 501, 502, 503, 504}},
 	"GET /api/v1/sandboxes": {id: "listSandboxes", summary: "List the caller's sandboxes, newest first",
 		query: []param{states, {"template", "Only sandboxes of this template.", str, false},
 			{"metadata", "Only sandboxes whose metadata has key=value; repeat for several pairs.", str, true}, limitParam, cursor},
@@ -82,11 +82,11 @@ var operations = map[string]op{
 	"DELETE /api/v1/sandboxes/{id}": {id: "deleteSandbox", summary: "Kill a sandbox; its row stays for audit and billing",
 		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"POST /api/v1/sandboxes/{id}/connect": {id: "connectSandbox", summary: "Runtime URL and token (rotated when asked); resumes a paused sandbox and extends the timeout",
-		body: apiv1.ConnectRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+		body: apiv1.ConnectRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{402}, actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/pause": {id: "pauseSandbox", summary: "Pause a running sandbox (pause_reason user): frozen in memory, or hibernated to disk",
 		body: apiv1.PauseRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{501}, actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/resume": {id: "resumeSandbox", summary: "Resume a paused sandbox, optionally with a new timeout",
-		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
+		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{402}, actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/refreshes": {id: "refreshSandbox", summary: "Keep a running sandbox alive for at least duration more seconds (never shortens)",
 		body: apiv1.RefreshRequest{}, status: 200, response: apiv1.Sandbox{}, errors: ledgerErrs},
 	"POST /api/v1/sandboxes/{id}/timeout": {id: "setSandboxTimeout", summary: "Expire timeout seconds from now (from the next resume when paused)",
@@ -107,6 +107,19 @@ var operations = map[string]op{
 		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"GET /api/v1/org/{org}/sandboxes/{provider_sandbox_id}/logs": {id: "orgSandboxLogs", summary: "A page of the log of a sandbox of the org",
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
+
+	"GET /api/v1/org/{org}/credits": {id: "orgCredits", summary: "The org's wallet: its balance and newest settlements (an org-wide key)",
+		query: []param{limitParam}, status: 200, response: apiv1.Credits{}, errors: []int{400, 401, 403, 404}},
+	"GET /api/v1/org/{org}/credits/spending": {id: "orgSpending", summary: "Wallet expenditure breakdown over a time range, by project, sandbox, kind, provider and resource",
+		query: []param{{"from", "Start of the range, RFC 3339, exclusive (default: 30 days before to).", str, false},
+			{"to", "End of the range, RFC 3339, inclusive (default: now).", str, false}},
+		status: 200, response: apiv1.Spending{}, errors: []int{400, 401, 403, 404}},
+	"GET /api/v1/rates": {id: "listRates", summary: "The price table: every rate with its effective time",
+		status: 200, response: apiv1.RateList{}, errors: []int{400, 401}},
+	"POST /api/v1/admin/rates": {id: "addRate", summary: "Set a price from its effective time on (the operator's key)",
+		body: apiv1.AddRateRequest{}, bodyRequired: true, status: 201, response: apiv1.Rate{}, errors: []int{400, 401, 403}},
+	"POST /api/v1/admin/orgs/{org}/credits": {id: "topUpCredits", summary: "Add credits to an org's balance (the operator's key)",
+		body: apiv1.TopUpRequest{}, bodyRequired: true, status: 200, response: apiv1.Balance{}, errors: []int{400, 401, 403, 404}},
 }
 
 // binary is a request or response body of raw bytes.
@@ -188,7 +201,8 @@ var pathParams = map[string]string{
 var errorText = map[int]string{
 	400: "The request is malformed; errors[] names each bad field.",
 	401: "No API key, or not a valid one.",
-	403: "The sandbox's agent was denied access to the path.",
+	402: "The org has no credits left (type insufficient_credits); detail names the balance. Top up to go on.",
+	403: "The key may not do this (detail says what is needed), or the sandbox's agent was denied access to the path.",
 	404: "No such sandbox or org visible to the caller.",
 	409: "The sandbox's state does not allow this; detail names the state.",
 	501: "The provider does not support this.",

@@ -33,9 +33,9 @@ func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 		Hibernated: sb.Hibernated, Timeout: int64(sb.Timeout / time.Second), AutoPause: sb.AutoPause,
 		CPU: float64(sb.Resources.MilliCPU) / 1000, MemoryMB: sb.Resources.MemoryMB,
 		EnvVarNames: sb.EnvVarNames, Metadata: sb.Metadata,
-		// Rates arrive with the meter; until then nothing accrues between settlements.
-		BilledCredits: credits(sb.BilledMicros), RunningCredits: credits(0), EstimatedTotalCredits: credits(sb.BilledMicros),
 	}
+	running := s.mgr.Running(sb)
+	out.BilledCredits, out.RunningCredits, out.EstimatedTotalCredits = credits(sb.BilledMicros), credits(running), credits(sb.BilledMicros+running)
 	if out.EnvVarNames == nil {
 		out.EnvVarNames = []string{}
 	}

@@ -44,6 +44,12 @@ func (s *Server) routes() []Route {
 		authed("GET", "/api/v1/org/{org}/sandboxes/{provider_sandbox_id}", s.orgGetSandbox),
 		authed("DELETE", "/api/v1/org/{org}/sandboxes/{provider_sandbox_id}", s.orgDeleteSandbox),
 		authed("GET", "/api/v1/org/{org}/sandboxes/{provider_sandbox_id}/logs", s.orgSandboxLogs),
+
+		authed("GET", "/api/v1/org/{org}/credits", s.orgCredits),
+		authed("GET", "/api/v1/org/{org}/credits/spending", s.orgSpending),
+		authed("GET", "/api/v1/rates", s.listRates),
+		authed("POST", "/api/v1/admin/rates", s.addRate),
+		authed("POST", "/api/v1/admin/orgs/{org}/credits", s.topUp),
 	}
 	for _, a := range agentRoutes {
 		routes = append(routes, authed(a.method, "/api/v1/sandboxes/{id}"+a.pattern, s.agentProxy))

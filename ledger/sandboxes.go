@@ -18,7 +18,7 @@ import (
 const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider_sandbox_id, kind, template_id,
 	state, intent, pause_reason, end_reason, diagnostic, created_at, started_at, paused_at, ended_at,
 	timeout_s, expires_at, auto_pause, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
-	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated`
+	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated, unbilled_nanos`
 
 // InsertSandbox records a new sandbox together with the first steps of its timeline.
 func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx.Event) error {
@@ -35,13 +35,13 @@ func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx
 	}
 	return s.write(ctx, func(tx db) error {
 		_, err := tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
 			string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
 			sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
 			int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause, sb.Resources.MilliCPU, sb.Resources.MemoryMB,
 			gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
-			handle, s.seal.Seal(sb.AccessToken), sb.UpdatedAt.UnixMicro(), sb.Hibernated)
+			handle, s.seal.Seal(sb.AccessToken), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos)
 		if err != nil {
 			if isUniqueViolation(err) {
 				return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
@@ -84,7 +84,10 @@ func (s *Store) getSandbox(ctx context.Context, q db, orgID, ref string, lock bo
 // UpdateSandbox loads sandbox id, lets fn change it and name the timeline steps
 // to record, and writes both in one transaction. When fn fails nothing is
 // written and its error is returned. This is the ledger's compare-and-set: fn
-// sees the committed row, and no other write can come between.
+// sees the committed row, and no other write can come between. When fn
+// changes the state, the time since the last settlement is settled first,
+// in the same transaction, at the old state's prices up to sb.UpdatedAt.
+// fn must not change the credit fields.
 func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandbox) ([]sbx.Event, error)) (sbx.Sandbox, error) {
 	var sb sbx.Sandbox
 	err := s.write(ctx, func(tx db) error {
@@ -92,9 +95,15 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 		if sb, err = s.getSandbox(ctx, tx, "", id, true); err != nil {
 			return err
 		}
+		old := sb
 		events, err := fn(&sb)
 		if err != nil {
 			return err
+		}
+		if sb.State != old.State {
+			if err := s.settleInTx(ctx, tx, &sb, old.State, sb.UpdatedAt); err != nil {
+				return err
+			}
 		}
 		handle, err := encodeHandle(sb.Handle)
 		if err != nil {
@@ -103,11 +112,11 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 		_, err = tx.exec(ctx, `UPDATE sandboxes SET provider_sandbox_id = ?, state = ?, intent = ?,
 			pause_reason = ?, end_reason = ?, diagnostic = ?, started_at = ?, paused_at = ?, ended_at = ?,
 			timeout_s = ?, expires_at = ?, billed_micros = ?, last_settled_at = ?, handle = ?, access_token = ?,
-			updated_at = ?, hibernated = ? WHERE id = ?`,
+			updated_at = ?, hibernated = ?, unbilled_nanos = ? WHERE id = ?`,
 			sb.ProviderSandboxID, string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason),
 			sb.Diagnostic, micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt), int64(sb.Timeout/time.Second),
 			micros(sb.ExpiresAt), sb.BilledMicros, micros(sb.LastSettledAt), handle, s.seal.Seal(sb.AccessToken),
-			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.ID)
+			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.ID)
 		if err != nil {
 			return err
 		}
@@ -264,7 +273,7 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 	err := row.Scan(&sb.ID, &sb.OrgID, &sb.WorkspaceID, &sb.ProjectID, &sb.Provider, &sb.ProviderSandboxID, &kind,
 		&sb.TemplateID, &state, &intent, &pause, &end, &sb.Diagnostic, &created, &started, &paused, &ended,
 		&timeoutS, &expires, &sb.AutoPause, &sb.Resources.MilliCPU, &sb.Resources.MemoryMB, &gpuType, &gpuCount,
-		&gpuFraction, &envNames, &meta, &sb.BilledMicros, &set, &handle, &token, &updated, &sb.Hibernated)
+		&gpuFraction, &envNames, &meta, &sb.BilledMicros, &set, &handle, &token, &updated, &sb.Hibernated, &sb.UnbilledNanos)
 	if err != nil {
 		return sb, err
 	}

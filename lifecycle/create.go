@@ -36,6 +36,9 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if req.Kind == "" {
 		req.Kind = sbx.KindTask
 	}
+	if err := m.checkFunded(ctx, c.Org.ID, "create a sandbox"); err != nil {
+		return sbx.Sandbox{}, err
+	}
 	p, err := m.provider(m.cfg.DefaultProvider)
 	if err != nil {
 		return sbx.Sandbox{}, err

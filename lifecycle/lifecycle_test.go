@@ -93,6 +93,9 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.store.TopUp(context.Background(), org.ID, 1_000_000_000, "tests", e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 	_, secret, err := e.store.CreateAPIKey(context.Background(), sbx.APIKey{OrgID: org.ID, Name: "admin"}, e.clock.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/ledger"
+	"github.com/sbxdev/sbx/pricing"
 )
 
 // Config bounds what callers may ask for.
@@ -41,6 +42,10 @@ type Manager struct {
 	creating map[string]chan struct{} // closed when the create settles
 	wg       sync.WaitGroup           // background creates
 	wake     chan struct{}            // tells the reaper an expiry changed
+
+	pricesMu sync.Mutex
+	prices   pricing.Table // for running credits; read again after pricesTTL
+	pricesAt time.Time
 }
 
 // New returns a Manager over store with the given providers.

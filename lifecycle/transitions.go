@@ -176,6 +176,9 @@ func (m *Manager) Resume(ctx context.Context, c sbx.Caller, ref string, timeout 
 func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
 		verb: "resume", from: []sbx.State{sbx.StatePaused}, intent: sbx.IntentResuming, begin: "resuming", done: "resumed",
+		check: func(sb *sbx.Sandbox) error {
+			return m.checkFunded(ctx, sb.OrgID, "resume sandbox "+sb.ProviderSandboxID)
+		},
 		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			return p.Resume(ctx, sb.Handle)
 		},

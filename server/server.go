@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -34,6 +35,8 @@ type Config struct {
 	DefaultProvider string        // default "local"
 	MaxTimeout      time.Duration // default 24h
 	HibernateAfter  time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
+	MeterInterval   time.Duration // how often running and paused sandboxes are settled; default 10s
+	InitialCredits  int64         // micro-credits the org made at first start gets; default DefaultInitialCredits
 	Local           LocalConfig   // the local gVisor provider, set up when it is the default provider
 	Providers       []sbx.Provider
 	Clock           sbx.Clock
@@ -51,6 +54,14 @@ const DefaultDataDir = "/var/lib/sbx"
 
 // DefaultListen is the API's default address.
 const DefaultListen = "127.0.0.1:7070"
+
+// DefaultInitialCredits is the balance of the org made at first start: a
+// million credits, so that a fresh install runs without a top-up.
+const DefaultInitialCredits = 1_000_000 * 1_000_000
+
+// loopsLock is the advisory lock that makes one of the serve processes
+// sharing a database run the meter and the reaper.
+const loopsLock = 0x5b8_0002
 
 // Run serves until ctx ends, then shuts down gracefully.
 func Run(ctx context.Context, cfg Config) error {
@@ -115,8 +126,17 @@ func Run(ctx context.Context, cfg Config) error {
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	loops, stopLoops := context.WithCancel(context.Background())
-	reaped, watched := make(chan struct{}), make(chan struct{})
-	go func() { mgr.RunReaper(loops); close(reaped) }()
+	led, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		store.Lead(loops, loopsLock, 2*time.Second, func(ctx context.Context) {
+			log.Info("running the meter and the reaper")
+			var wg sync.WaitGroup
+			wg.Go(func() { mgr.RunReaper(ctx) })
+			wg.Go(func() { mgr.RunMeter(ctx, cfg.MeterInterval) })
+			wg.Wait()
+		})
+		close(led)
+	}()
 	go func() { mgr.RunWatchers(loops); close(watched) }()
 
 	served := make(chan error, 1)
@@ -138,7 +158,7 @@ func Run(ctx context.Context, cfg Config) error {
 		cancel()
 	}
 	stopLoops()
-	<-reaped
+	<-led
 	<-watched
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
@@ -161,6 +181,12 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = sbx.SystemClock{}
+	}
+	if cfg.MeterInterval == 0 {
+		cfg.MeterInterval = lifecycle.DefaultMeterInterval
+	}
+	if cfg.InitialCredits == 0 {
+		cfg.InitialCredits = DefaultInitialCredits
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -185,6 +211,9 @@ func bootstrap(ctx context.Context, store *ledger.Store, cfg Config) error {
 		return nil // another serve sharing the database made it first
 	}
 	if err != nil {
+		return err
+	}
+	if _, err := store.TopUp(ctx, org.ID, cfg.InitialCredits, "initial credits", now); err != nil {
 		return err
 	}
 	_, secret, err := store.CreateAPIKey(ctx, sbx.APIKey{OrgID: org.ID, Name: "admin", Operator: true}, now)
