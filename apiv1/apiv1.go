@@ -229,7 +229,7 @@ type EndpointStatus struct {
 // Error is the error envelope of every 4xx and 5xx answer.
 type Error struct {
 	Code   int          `json:"code"`
-	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,not_found,conflict,not_supported,provider_error,unavailable,timeout,internal"`
+	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,insufficient_credits,not_found,conflict,not_supported,provider_error,unavailable,timeout,internal"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
 }
