@@ -49,8 +49,8 @@ func getUser(ctx context.Context, q db, ref string) (sbx.User, error) {
 }
 
 // SetUserKYC records the verification state of the user ref (ID or email)
-// as of at; like SetOrgKYC, an older state than the one recorded is not applied.
-func (s *Store) SetUserKYC(ctx context.Context, ref string, status sbx.KYCStatus, at time.Time) (u sbx.User, applied bool, err error) {
+// decided at at; with ifLater, as SetOrgKYC, not when a later one is recorded.
+func (s *Store) SetUserKYC(ctx context.Context, ref string, status sbx.KYCStatus, at time.Time, ifLater bool) (u sbx.User, applied bool, err error) {
 	if !status.Valid() {
 		return sbx.User{}, false, sbx.Invalid("status", "status %q must be unverified, pending or verified", status)
 	}
@@ -58,7 +58,7 @@ func (s *Store) SetUserKYC(ctx context.Context, ref string, status sbx.KYCStatus
 		if u, err = getUser(ctx, tx, ref); err != nil {
 			return err
 		}
-		if applied, err = setKYC(ctx, tx, "users", u.ID, status, at); applied {
+		if applied, err = setKYC(ctx, tx, "users", u.ID, status, at, ifLater); applied {
 			u.KYCStatus = status
 		}
 		return err

@@ -142,10 +142,11 @@ func (s *Store) SetPlan(ctx context.Context, ref string, p sbx.Plan) (sbx.Org, e
 	return o, err
 }
 
-// SetOrgKYC records the verification state of the org ref (ID or name) as
-// of at. A state from before the one recorded (a late or replayed webhook)
-// changes nothing: applied is false and the org is answered as it is.
-func (s *Store) SetOrgKYC(ctx context.Context, ref string, status sbx.KYCStatus, at time.Time) (o sbx.Org, applied bool, err error) {
+// SetOrgKYC records the verification state of the org ref (ID or name),
+// decided at at. With ifLater (a report from outside, such as a webhook), a
+// state decided before the one recorded (a late or replayed report) changes
+// nothing: applied is false and the org is answered as it is.
+func (s *Store) SetOrgKYC(ctx context.Context, ref string, status sbx.KYCStatus, at time.Time, ifLater bool) (o sbx.Org, applied bool, err error) {
 	if !status.Valid() {
 		return sbx.Org{}, false, sbx.Invalid("status", "status %q must be unverified, pending or verified", status)
 	}
@@ -153,7 +154,7 @@ func (s *Store) SetOrgKYC(ctx context.Context, ref string, status sbx.KYCStatus,
 		if o, err = getOrg(ctx, tx, ref, true); err != nil {
 			return err
 		}
-		if applied, err = setKYC(ctx, tx, "orgs", o.ID, status, at); applied {
+		if applied, err = setKYC(ctx, tx, "orgs", o.ID, status, at, ifLater); applied {
 			o.KYCStatus = status
 		}
 		return err
@@ -161,11 +162,11 @@ func (s *Store) SetOrgKYC(ctx context.Context, ref string, status sbx.KYCStatus,
 	return o, applied, err
 }
 
-// setKYC writes a verification state to the row id of table unless a later
-// one is recorded.
-func setKYC(ctx context.Context, tx db, table, id string, status sbx.KYCStatus, at time.Time) (bool, error) {
+// setKYC writes a verification state to the row id of table; with ifLater,
+// unless one decided later is recorded.
+func setKYC(ctx context.Context, tx db, table, id string, status sbx.KYCStatus, at time.Time, ifLater bool) (bool, error) {
 	res, err := tx.exec(ctx, fmt.Sprintf(`UPDATE %s SET kyc_status = ?, kyc_updated_at = ?
-		WHERE id = ? AND (kyc_updated_at IS NULL OR kyc_updated_at <= ?)`, table), string(status), at.UnixMicro(), id, at.UnixMicro())
+		WHERE id = ? AND (? OR kyc_updated_at IS NULL OR kyc_updated_at <= ?)`, table), string(status), at.UnixMicro(), id, !ifLater, at.UnixMicro())
 	if err != nil {
 		return false, err
 	}

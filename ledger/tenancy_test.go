@@ -288,33 +288,44 @@ func verification(t *testing.T, dsn string) {
 		t.Fatalf("a new org and user are verified: %+v", c)
 	}
 
-	o, applied, err := s.SetOrgKYC(ctx, "acme", sbx.KYCPending, t0.Add(time.Minute))
+	o, applied, err := s.SetOrgKYC(ctx, "acme", sbx.KYCPending, t0.Add(time.Minute), true)
 	if err != nil || !applied || o.KYCStatus != sbx.KYCPending {
 		t.Fatalf("SetOrgKYC: %+v %v %v", o, applied, err)
 	}
-	// A state from before the one recorded (a late webhook) is not applied.
-	o, applied, err = s.SetOrgKYC(ctx, org.ID, sbx.KYCUnverified, t0)
+	// A report of a state decided before the one recorded (a late webhook)
+	// is not applied; the operator's word is, whenever it was decided.
+	o, applied, err = s.SetOrgKYC(ctx, org.ID, sbx.KYCUnverified, t0, true)
 	if err != nil || applied || o.KYCStatus != sbx.KYCPending {
 		t.Fatalf("an older state: %+v %v %v", o, applied, err)
 	}
-	_, _, err = s.SetOrgKYC(ctx, org.ID, "done", t0)
+	o, applied, err = s.SetOrgKYC(ctx, org.ID, sbx.KYCUnverified, t0, false)
+	if err != nil || !applied || o.KYCStatus != sbx.KYCUnverified {
+		t.Fatalf("the operator's word: %+v %v %v", o, applied, err)
+	}
+	if got, _ := s.GetOrg(ctx, org.ID); got.KYCStatus != sbx.KYCUnverified {
+		t.Fatalf("recorded %s", got.KYCStatus)
+	}
+	_, _, err = s.SetOrgKYC(ctx, org.ID, "done", t0, false)
 	wantCode(t, err, sbx.EInvalid, `status "done"`)
-	_, _, err = s.SetOrgKYC(ctx, "nope", sbx.KYCVerified, t0)
+	_, _, err = s.SetOrgKYC(ctx, "nope", sbx.KYCVerified, t0, false)
 	wantCode(t, err, sbx.ENotFound, "org nope")
 
-	u, applied, err := s.SetUserKYC(ctx, "ada@example.com", sbx.KYCVerified, t0.Add(time.Minute))
+	u, applied, err := s.SetUserKYC(ctx, "ada@example.com", sbx.KYCVerified, t0.Add(time.Minute), true)
 	if err != nil || !applied || u.KYCStatus != sbx.KYCVerified {
 		t.Fatalf("SetUserKYC: %+v %v %v", u, applied, err)
 	}
 	if c, _ := s.Authenticate(ctx, secret); !c.Verified() || c.User.KYCStatus != sbx.KYCVerified {
 		t.Fatalf("a verified user's caller: %+v", c)
 	}
-	s.SetUserKYC(ctx, m.User.ID, sbx.KYCUnverified, t0.Add(2*time.Minute))
-	s.SetOrgKYC(ctx, org.ID, sbx.KYCVerified, t0.Add(2*time.Minute))
+	if _, applied, _ := s.SetUserKYC(ctx, m.User.ID, sbx.KYCPending, t0, true); applied {
+		t.Fatal("a late report about a user was applied")
+	}
+	s.SetUserKYC(ctx, m.User.ID, sbx.KYCUnverified, t0.Add(2*time.Minute), false)
+	s.SetOrgKYC(ctx, org.ID, sbx.KYCVerified, t0.Add(2*time.Minute), false)
 	if c, _ := s.Authenticate(ctx, secret); !c.Verified() || c.User.KYCStatus != sbx.KYCUnverified {
 		t.Fatalf("a verified org's caller: %+v", c)
 	}
-	_, _, err = s.SetUserKYC(ctx, "nobody@example.com", sbx.KYCVerified, t0)
+	_, _, err = s.SetUserKYC(ctx, "nobody@example.com", sbx.KYCVerified, t0, false)
 	wantCode(t, err, sbx.ENotFound, "user nobody@example.com not found")
 }
 

@@ -58,10 +58,10 @@ func TestKYCGate(t *testing.T) {
 	ada := e.callerOf(sbx.APIKey{UserID: m.User.ID})
 	_, err = gated.Create(ctx, ada, base)
 	wantCode(t, err, sbx.EKYCRequired, "org acme is unverified and user ada@example.com is unverified")
-	e.store.SetUserKYC(ctx, m.User.ID, sbx.KYCPending, e.clock.Now())
+	e.store.SetUserKYC(ctx, m.User.ID, sbx.KYCPending, e.clock.Now(), false)
 	_, err = gated.Create(ctx, e.callerOf(sbx.APIKey{UserID: m.User.ID}), base)
 	wantCode(t, err, sbx.EKYCRequired, "user ada@example.com is pending: wait for the verification in progress to complete")
-	e.store.SetUserKYC(ctx, m.User.ID, sbx.KYCVerified, e.clock.Now())
+	e.store.SetUserKYC(ctx, m.User.ID, sbx.KYCVerified, e.clock.Now(), false)
 	if _, err := gated.Create(ctx, e.callerOf(sbx.APIKey{UserID: m.User.ID}), base); err != nil {
 		t.Fatalf("a verified user: %v", err)
 	}
@@ -69,12 +69,12 @@ func TestKYCGate(t *testing.T) {
 	_, err = gated.Create(ctx, e.callerOf(sbx.APIKey{}), base)
 	wantCode(t, err, sbx.EKYCRequired, "org acme is unverified")
 
-	e.store.SetOrgKYC(ctx, e.caller.Org.ID, sbx.KYCVerified, e.clock.Now())
+	e.store.SetOrgKYC(ctx, e.caller.Org.ID, sbx.KYCVerified, e.clock.Now(), false)
 	if _, err := gated.Create(ctx, e.callerOf(sbx.APIKey{}), base); err != nil {
 		t.Fatalf("a verified org: %v", err)
 	}
 	// The gate off: anyone may create.
-	e.store.SetOrgKYC(ctx, e.caller.Org.ID, sbx.KYCUnverified, e.clock.Now())
+	e.store.SetOrgKYC(ctx, e.caller.Org.ID, sbx.KYCUnverified, e.clock.Now(), false)
 	if _, err := e.m.Create(ctx, e.callerOf(sbx.APIKey{}), base); err != nil {
 		t.Fatalf("with the gate off: %v", err)
 	}
