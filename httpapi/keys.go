@@ -39,7 +39,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	}
 	c := caller(r)
 	var body apiv1.CreateKeyRequest
-	if !s.decode(w, r, &body) {
+	if !s.body(w, r, &body) {
 		return
 	}
 	var p problems

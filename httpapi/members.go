@@ -40,7 +40,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body apiv1.AddMemberRequest
-	if !s.decode(w, r, &body) {
+	if !s.body(w, r, &body) {
 		return
 	}
 	role := sbx.Role(body.Role)

@@ -33,6 +33,17 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) (ledger.Page, bool
 	return p, true
 }
 
+// body reads the strict JSON body of a tenancy change into v, refusing
+// query parameters, which these routes take none of; on failure it has
+// answered.
+func (s *Server) body(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		s.error(w, r, err)
+		return false
+	}
+	return s.decode(w, r, v)
+}
+
 func renderPlan(p sbx.Plan) apiv1.Plan {
 	return apiv1.Plan{Name: p.Name, MaxSandboxes: p.MaxSandboxes, MaxVCPU: float64(p.MaxMilliCPU) / 1000, MaxMemoryMB: p.MaxMemoryMB,
 		MaxGPUPercent: p.MaxGPUPercent, MaxMembers: p.MaxMembers, MaxTimeout: int64(p.MaxTimeout / time.Second)}

@@ -215,6 +215,14 @@ func TestTenancyOverHTTP(t *testing.T) {
 	var ws apiv1.Workspace
 	s.call(owner, "POST", "/api/v1/org/acme/workspaces", apiv1.CreateWorkspaceRequest{Name: "research"}, 201, &ws)
 	s.fail(owner, "POST", "/api/v1/org/acme/workspaces", apiv1.CreateWorkspaceRequest{Name: "research"}, 409, "conflict", "already exists")
+	for _, path := range []string{"/api/v1/org/acme/workspaces?x=1", "/api/v1/org/acme/ws/research/members?x=1", "/api/v1/org/acme/keys?x=1",
+		"/api/v1/org/acme/ws/research/projects?x=1"} {
+		s.fail(owner, "POST", path, `{}`, 400, "invalid", `unknown query parameter "x"; this endpoint takes none`)
+		s.fail(owner, "GET", path, nil, 400, "invalid", `unknown query parameter "x"; this endpoint takes limit, cursor`)
+	}
+	s.fail(s.operator, "PUT", "/api/v1/admin/orgs/acme/plan?dry=1", `{}`, 400, "invalid", `unknown query parameter "dry"`)
+	s.fail(s.operator, "PUT", "/api/v1/admin/orgs/acme/verification?x=1", `{"status":"verified"}`, 400, "invalid", `unknown query parameter "x"`)
+	s.fail(owner, "DELETE", "/api/v1/org/acme/ws/research/members/nobody@example.com?x=1", nil, 400, "invalid", `unknown query parameter "x"`)
 	var wss apiv1.WorkspaceList
 	s.call(owner, "GET", "/api/v1/org/"+acme.Org.ID+"/workspaces", nil, 200, &wss)
 	if len(wss.Items) != 2 || wss.Items[1].ID != ws.ID {

@@ -38,7 +38,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 	}
 	c := caller(r)
 	var body apiv1.CreateWorkspaceRequest
-	if !s.decode(w, r, &body) {
+	if !s.body(w, r, &body) {
 		return
 	}
 	if err := need(c, sbx.RoleAdmin, "creating a workspace"); err != nil {
@@ -113,7 +113,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body apiv1.CreateProjectRequest
-	if !s.decode(w, r, &body) {
+	if !s.body(w, r, &body) {
 		return
 	}
 	if _, ok := s.manage(w, r, ws, "creating a project"); !ok {
