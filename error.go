@@ -14,6 +14,7 @@ const (
 	EUnauthorized Code = "unauthorized"         // no or bad credentials: 401
 	EForbidden    Code = "forbidden"            // credentials lack the right: 403
 	EKYCRequired  Code = "kyc_required"         // the org or user must be verified first: 403
+	EPlanLimit    Code = "plan_limit_exceeded"  // the org's plan does not allow it: 403
 	ENoCredits    Code = "insufficient_credits" // the org's balance is empty: 402
 	ENotFound     Code = "not_found"            // no such thing visible to the caller: 404
 	EConflict     Code = "conflict"             // the current state forbids it: 409

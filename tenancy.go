@@ -6,10 +6,12 @@ import "time"
 type Org struct {
 	ID        string
 	Name      string
+	KYCStatus KYCStatus // whether sandboxes may be created for it (with the KYC gate on)
+	Plan      Plan
 	CreatedAt time.Time
 }
 
-// Workspace groups projects inside an org.
+// Workspace groups projects inside an org; members belong to workspaces.
 type Workspace struct {
 	ID        string
 	OrgID     string
@@ -17,7 +19,7 @@ type Workspace struct {
 	CreatedAt time.Time
 }
 
-// Project owns sandboxes.
+// Project owns sandboxes, and one runtime.
 type Project struct {
 	ID          string
 	OrgID       string
@@ -27,14 +29,30 @@ type Project struct {
 }
 
 // APIKey is a credential; the ledger keeps only the SHA-256 of its secret.
+// A key is one of three kinds: org-wide (no project, no user: acts as an
+// owner of its org), a project's (acts in that project only, as a member) or
+// a member's (UserID: acts as that user, with the user's role in the org).
 type APIKey struct {
 	ID        string
 	OrgID     string
-	ProjectID string // empty: the key acts on the whole org
+	ProjectID string // a project's key: acts in this project only
+	UserID    string // a member's key: acts as this user
 	Name      string
 	Prefix    string // the first characters of the secret, to recognise it
-	Operator  bool   // acts for the operator of this sbx: credits, rates, verification of any org
+	Operator  bool   // acts for the operator of this sbx: credits, rates, orgs, plans, verification
 	CreatedAt time.Time
+	RevokedAt time.Time // zero while the key works
+}
+
+// Scope says which of the three kinds of key k is: "org", "project" or "member".
+func (k APIKey) Scope() string {
+	switch {
+	case k.UserID != "":
+		return "member"
+	case k.ProjectID != "":
+		return "project"
+	}
+	return "org"
 }
 
 // Caller is who an authenticated request acts for.
@@ -42,8 +60,107 @@ type Caller struct {
 	Key       APIKey
 	Org       Org
 	Workspace Workspace
-	Project   Project // the key's project, or the org's default project
+	Project   Project // the key's project, or the org's (a member's: their first workspace's) first project
+	User      User    // the member a member's key acts as; zero for other keys
+	Role      Role    // the role the key acts with in the org
 }
 
 // OrgWide reports whether the caller's key is scoped to the whole org.
 func (c Caller) OrgWide() bool { return c.Key.ProjectID == "" }
+
+// Verified reports whether the caller may create sandboxes with the KYC
+// gate on: its org is verified, or the member it acts as is.
+func (c Caller) Verified() bool {
+	return c.Org.KYCStatus == KYCVerified || (c.User.ID != "" && c.User.KYCStatus == KYCVerified)
+}
+
+// Role is what a member may do in an org.
+type Role string
+
+// The roles, strongest first. Owners and admins manage workspaces, projects,
+// members and keys; members use sandboxes and read.
+const (
+	RoleOwner  Role = "owner"
+	RoleAdmin  Role = "admin"
+	RoleMember Role = "member"
+)
+
+// Valid reports whether r is one of the roles.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// AtLeast reports whether r allows everything min allows.
+func (r Role) AtLeast(min Role) bool { return r.rank() >= min.rank() && r.rank() > 0 }
+
+func (r Role) rank() int {
+	switch r {
+	case RoleOwner:
+		return 3
+	case RoleAdmin:
+		return 2
+	case RoleMember:
+		return 1
+	}
+	return 0
+}
+
+// KYCStatus is how far an org or user is through identity verification.
+type KYCStatus string
+
+// The verification states.
+const (
+	KYCUnverified KYCStatus = "unverified"
+	KYCPending    KYCStatus = "pending"
+	KYCVerified   KYCStatus = "verified"
+)
+
+// Valid reports whether s is one of the verification states.
+func (s KYCStatus) Valid() bool { return s == KYCUnverified || s == KYCPending || s == KYCVerified }
+
+// User is a person, known by email, who can be a member of workspaces in
+// several orgs.
+type User struct {
+	ID        string
+	Email     string
+	Name      string
+	KYCStatus KYCStatus
+	CreatedAt time.Time
+}
+
+// Member is a user's membership of one workspace.
+type Member struct {
+	OrgID       string
+	WorkspaceID string
+	User        User
+	Role        Role
+	CreatedAt   time.Time
+}
+
+// Plan is an org's limits; a zero limit is no limit. The compute limits sum
+// the sandboxes of the org that are starting or running (or resuming).
+type Plan struct {
+	Name          string
+	MaxSandboxes  int           // concurrent sandboxes
+	MaxMilliCPU   int64         // vCPU in thousandths, summed
+	MaxMemoryMB   int64         // memory, summed
+	MaxGPUPercent int           // GPU share in percent of one card, summed (two whole cards are 200)
+	MaxMembers    int           // members per workspace; beyond it the workspace's compute is paused
+	MaxTimeout    time.Duration // the longest timeout one sandbox may have
+}
+
+// Runtime is a project's long-lived compute slot: idle (no sandbox),
+// running or paused. Every project has exactly one, made with it.
+type Runtime struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	ProjectID   string
+	Status      string // idle, running, paused
+	SandboxID   string // empty while idle
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// The runtime states.
+const (
+	RuntimeIdle = "idle"
+)

@@ -131,10 +131,13 @@ type Named struct {
 
 // Me says who the caller is.
 type Me struct {
-	Org       Named `json:"org"`
-	Workspace Named `json:"workspace"`
-	Project   Named `json:"project"`
-	Key       Key   `json:"key"`
+	Org       Named  `json:"org"`
+	Workspace Named  `json:"workspace"`
+	Project   Named  `json:"project"`
+	Key       Key    `json:"key"`
+	Role      string `json:"role" enum:"owner,admin,member" doc:"The role the key acts with in the org."`
+	User      *User  `json:"user,omitempty" doc:"The member a member's key acts as."`
+	Operator  bool   `json:"operator,omitempty" doc:"The key acts for the operator of this sbx too."`
 }
 
 // Key describes the caller's API key; its secret is never shown again.
@@ -142,7 +145,7 @@ type Key struct {
 	ID     string `json:"id"`
 	Name   string `json:"name"`
 	Prefix string `json:"prefix"`
-	Scope  string `json:"scope" enum:"org,project"`
+	Scope  string `json:"scope" enum:"org,project,member"`
 }
 
 // Usage sums a set of sandboxes.
@@ -229,7 +232,7 @@ type EndpointStatus struct {
 // Error is the error envelope of every 4xx and 5xx answer.
 type Error struct {
 	Code   int          `json:"code"`
-	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,insufficient_credits,not_found,conflict,not_supported,provider_error,unavailable,timeout,internal"`
+	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,conflict,not_supported,provider_error,unavailable,timeout,internal"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
 }

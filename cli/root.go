@@ -85,5 +85,6 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newBench(g))
 	root.AddCommand(newAgent(g))
 	root.AddCommand(newExec(g), newShell(g), newFiles(g))
+	root.AddCommand(newOrg(g), newWorkspace(g), newProject(g), newMember(g), newKey(g))
 	return root
 }

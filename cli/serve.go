@@ -18,11 +18,15 @@ import (
 func newServe(g *globals) *cobra.Command {
 	cfg := server.Config{}
 	var logLevel, initialCredits string
+	envKYC := (kycValue{&cfg.KYCOff}).Set(env("SBX_KYC", "on")) // checked when --kyc does not replace it
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the sbx control plane: REST API, ledger, meter, reaper",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if envKYC != nil && !cmd.Flags().Changed("kyc") {
+				return usagef("$SBX_KYC=%v", envKYC)
+			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return err
@@ -62,6 +66,8 @@ func newServe(g *globals) *cobra.Command {
 	f.DurationVar(&cfg.MaxTimeout, "max-timeout", 24*time.Hour, "the longest timeout a sandbox may have")
 	f.DurationVar(&cfg.MeterInterval, "meter-interval", lifecycle.DefaultMeterInterval, "how often running and paused sandboxes are settled (state changes settle at once)")
 	f.StringVar(&initialCredits, "initial-credits", pricing.FormatMicros(server.DefaultInitialCredits), "credits of the org made at first start")
+	f.Var(kycValue{&cfg.KYCOff}, "kyc", "the KYC gate: on, creating a sandbox needs a verified org or user; off, for self-hosted installs that verify no one ($SBX_KYC)")
+	f.StringVar(&cfg.KYCWebhookSecret, "kyc-webhook-secret", os.Getenv("SBX_KYC_WEBHOOK_SECRET"), "secret shared with an outside KYC service, which signs POST /api/v1/kyc/webhook with it; prefer the environment, where ps cannot read it (default: the webhook is off) ($SBX_KYC_WEBHOOK_SECRET)")
 	f.StringVar(&logLevel, "log-level", env("SBX_LOG_LEVEL", "info"), "debug, info, warn or error ($SBX_LOG_LEVEL)")
 	return cmd
 }
@@ -93,4 +99,28 @@ func (v prefixValue) String() string {
 		return ""
 	}
 	return v.p.String()
+}
+
+// kycValue is the --kyc flag: on or off, held as whether the gate is off.
+type kycValue struct{ off *bool }
+
+func (v kycValue) Set(s string) error {
+	switch s {
+	case "on":
+		*v.off = false
+	case "off":
+		*v.off = true
+	default:
+		return fmt.Errorf("%q: want on or off", s)
+	}
+	return nil
+}
+
+func (v kycValue) Type() string { return "on|off" }
+
+func (v kycValue) String() string {
+	if v.off != nil && *v.off {
+		return "off"
+	}
+	return "on"
 }

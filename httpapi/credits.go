@@ -18,7 +18,7 @@ import (
 const defaultSpendingRange = 30 * 24 * time.Hour
 
 func (s *Server) orgCredits(w http.ResponseWriter, r *http.Request) {
-	if !s.inOrg(w, r) || !s.orgWide(w, r) {
+	if !s.inOrg(w, r) || !s.wallet(w, r) {
 		return
 	}
 	q := r.URL.Query()
@@ -53,7 +53,7 @@ func (s *Server) orgCredits(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) orgSpending(w http.ResponseWriter, r *http.Request) {
-	if !s.inOrg(w, r) || !s.orgWide(w, r) {
+	if !s.inOrg(w, r) || !s.wallet(w, r) {
 		return
 	}
 	from, to, err := s.timeRange(r)
@@ -142,7 +142,7 @@ func resources(cpu, mem, gpu, storage int64) apiv1.Resources {
 }
 
 func (s *Server) topUp(w http.ResponseWriter, r *http.Request) {
-	if !s.operator(w, r, "top up credits") {
+	if !s.operator(w, r) {
 		return
 	}
 	var req apiv1.TopUpRequest
@@ -186,7 +186,7 @@ func (s *Server) listRates(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) addRate(w http.ResponseWriter, r *http.Request) {
-	if !s.operator(w, r, "set prices") {
+	if !s.operator(w, r) {
 		return
 	}
 	var req apiv1.AddRateRequest
@@ -211,20 +211,12 @@ func (s *Server) addRate(w http.ResponseWriter, r *http.Request) {
 		CreditsPerSecond: pricing.FormatNanos(nanos), EffectiveAt: rate.EffectiveAt})
 }
 
-// operator answers a 403 unless the caller's key is the operator's.
-func (s *Server) operator(w http.ResponseWriter, r *http.Request, what string) bool {
-	if caller(r).Key.Operator {
-		return true
+// wallet answers a 403 unless the caller may read the org's credits: its
+// owners and admins.
+func (s *Server) wallet(w http.ResponseWriter, r *http.Request) bool {
+	if err := need(caller(r), sbx.RoleAdmin, "reading the org's credits"); err != nil {
+		s.error(w, r, err)
+		return false
 	}
-	s.error(w, r, sbx.Errorf(sbx.EForbidden, "only the operator's API key can %s", what))
-	return false
-}
-
-// orgWide answers a 403 unless the caller's key acts for the whole org.
-func (s *Server) orgWide(w http.ResponseWriter, r *http.Request) bool {
-	if caller(r).OrgWide() {
-		return true
-	}
-	s.error(w, r, sbx.Errorf(sbx.EForbidden, "the org's credits need an org-wide API key; this key is scoped to one project"))
-	return false
+	return true
 }

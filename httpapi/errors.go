@@ -15,6 +15,7 @@ var statuses = map[sbx.Code]int{
 	sbx.EUnauthorized: http.StatusUnauthorized,
 	sbx.EForbidden:    http.StatusForbidden,
 	sbx.EKYCRequired:  http.StatusForbidden,
+	sbx.EPlanLimit:    http.StatusForbidden,
 	sbx.ENoCredits:    http.StatusPaymentRequired,
 	sbx.ENotFound:     http.StatusNotFound,
 	sbx.EConflict:     http.StatusConflict,

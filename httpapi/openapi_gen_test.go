@@ -54,6 +54,9 @@ var (
 	actionErrs = []int{400, 401, 404, 409, 502, 503, 504} // 504: the sandbox stayed busy while the caller waited
 	ledgerErrs = []int{400, 401, 404, 409}                // changes only the ledger
 	readErrs   = []int{400, 401, 404}                     // 400: an unknown query parameter
+	planErrs   = []int{403}                               // 403: a plan limit (plan_limit_exceeded)
+	adminErrs  = []int{400, 401, 403, 404}                // 403: not the operator's key
+	roleErrs   = []int{400, 401, 403, 404, 409}           // 403: the key's role may not
 )
 
 const createDescription = `Creates a sandbox from a template on the server's default provider.
@@ -72,7 +75,7 @@ var operations = map[string]op{
 		status: 200, response: apiv1.Summary{}, errors: []int{400, 401}},
 
 	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
-		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 402, 409, 501, 502, 503, 504}},
+		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 402, 403, 409, 501, 502, 503, 504}},
 	"GET /api/v1/sandboxes": {id: "listSandboxes", summary: "List the caller's sandboxes, newest first",
 		query: []param{states, {"template", "Only sandboxes of this template.", str, false},
 			{"metadata", "Only sandboxes whose metadata has key=value; repeat for several pairs.", str, true}, limitParam, cursor},
@@ -82,15 +85,15 @@ var operations = map[string]op{
 	"DELETE /api/v1/sandboxes/{id}": {id: "deleteSandbox", summary: "Kill a sandbox; its row stays for audit and billing",
 		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"POST /api/v1/sandboxes/{id}/connect": {id: "connectSandbox", summary: "Runtime URL and token (rotated when asked); resumes a paused sandbox and extends the timeout",
-		body: apiv1.ConnectRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{402}, actionErrs...)},
+		body: apiv1.ConnectRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(append([]int{402}, planErrs...), actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/pause": {id: "pauseSandbox", summary: "Pause a running sandbox (pause_reason user): frozen in memory, or hibernated to disk",
 		body: apiv1.PauseRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{501}, actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/resume": {id: "resumeSandbox", summary: "Resume a paused sandbox, optionally with a new timeout",
-		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{402}, actionErrs...)},
+		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(append([]int{402}, planErrs...), actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/refreshes": {id: "refreshSandbox", summary: "Keep a running sandbox alive for at least duration more seconds (never shortens)",
-		body: apiv1.RefreshRequest{}, status: 200, response: apiv1.Sandbox{}, errors: ledgerErrs},
+		body: apiv1.RefreshRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(planErrs, ledgerErrs...)},
 	"POST /api/v1/sandboxes/{id}/timeout": {id: "setSandboxTimeout", summary: "Expire timeout seconds from now (from the next resume when paused)",
-		body: apiv1.TimeoutRequest{}, bodyRequired: true, status: 200, response: apiv1.Sandbox{}, errors: ledgerErrs},
+		body: apiv1.TimeoutRequest{}, bodyRequired: true, status: 200, response: apiv1.Sandbox{}, errors: append(planErrs, ledgerErrs...)},
 	"GET /api/v1/sandboxes/{id}/logs": {id: "sandboxLogs", summary: "A page of the sandbox's log, oldest first: lifecycle lines and the provider's own",
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
 	"GET /api/v1/sandboxes/{id}/metrics": {id: "sandboxMetrics", summary: "CPU, memory, processes, network and disk of a running sandbox",
@@ -108,9 +111,9 @@ var operations = map[string]op{
 	"GET /api/v1/org/{org}/sandboxes/{provider_sandbox_id}/logs": {id: "orgSandboxLogs", summary: "A page of the log of a sandbox of the org",
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
 
-	"GET /api/v1/org/{org}/credits": {id: "orgCredits", summary: "The org's wallet: its balance and newest settlements (an org-wide key)",
+	"GET /api/v1/org/{org}/credits": {id: "orgCredits", summary: "The org's wallet: its balance and newest settlements (owners and admins)",
 		query: []param{limitParam}, status: 200, response: apiv1.Credits{}, errors: []int{400, 401, 403, 404}},
-	"GET /api/v1/org/{org}/credits/spending": {id: "orgSpending", summary: "Wallet expenditure breakdown over a time range, by project, sandbox, kind, provider and resource",
+	"GET /api/v1/org/{org}/credits/spending": {id: "orgSpending", summary: "Wallet expenditure breakdown over a time range, by project, sandbox, kind, provider and resource (owners and admins)",
 		query: []param{{"from", "Start of the range, RFC 3339, exclusive (default: 30 days before to).", str, false},
 			{"to", "End of the range, RFC 3339, inclusive (default: now).", str, false}},
 		status: 200, response: apiv1.Spending{}, errors: []int{400, 401, 403, 404}},
@@ -120,7 +123,54 @@ var operations = map[string]op{
 		body: apiv1.AddRateRequest{}, bodyRequired: true, status: 201, response: apiv1.Rate{}, errors: []int{400, 401, 403}},
 	"POST /api/v1/admin/orgs/{org}/credits": {id: "topUpCredits", summary: "Add credits to an org's balance (the operator's key)",
 		body: apiv1.TopUpRequest{}, bodyRequired: true, status: 200, response: apiv1.Balance{}, errors: []int{400, 401, 403, 404}},
+
+	"GET /api/v1/admin/orgs": {id: "listOrgs", summary: "Every org with its plan and verification (the operator's)",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.OrgList{}, errors: []int{400, 401, 403}},
+	"POST /api/v1/admin/orgs": {id: "createOrg", summary: "Create an org with a workspace and a project named default and an owner key (the operator's)",
+		description: "The org is unverified unless kyc_status says otherwise, and has no limits unless plan sets them. The answer carries the secret of an org-wide key that acts as the org's owner, shown once.",
+		body:        apiv1.CreateOrgRequest{}, bodyRequired: true, status: 201, response: apiv1.CreatedOrg{}, errors: []int{400, 401, 403, 409}},
+	"PUT /api/v1/admin/orgs/{org}/plan": {id: "setOrgPlan", summary: "Replace an org's plan (the operator's); a limit left out or 0 is no limit",
+		description: "Compute limits apply from the next create or resume. The member limit applies at once: the running sandboxes of a workspace over it are paused (pause_reason member_limit_exceeded), and those it paused resume in workspaces back within it; the answer lists both.",
+		body:        apiv1.SetPlanRequest{}, bodyRequired: true, status: 200, response: apiv1.PlanChange{}, errors: adminErrs},
+	"PUT /api/v1/admin/orgs/{org}/verification": {id: "setOrgVerification", summary: "Set an org's verification (KYC) state (the operator's)",
+		body: apiv1.VerificationRequest{}, bodyRequired: true, status: 200, response: apiv1.Org{}, errors: adminErrs},
+	"PUT /api/v1/admin/users/{user}/verification": {id: "setUserVerification", summary: "Set a user's verification (KYC) state (the operator's)",
+		body: apiv1.VerificationRequest{}, bodyRequired: true, status: 200, response: apiv1.User{}, errors: adminErrs},
+	"POST /api/v1/kyc/webhook": {id: "kycWebhook", summary: "An outside KYC service reports the verification state of an org or a user",
+		description: kycWebhookDescription, body: apiv1.KYCEvent{}, bodyRequired: true, status: 200, response: apiv1.KYCResult{},
+		errors: []int{400, 401, 404, 503}, open: true},
+
+	"GET /api/v1/org/{org}/workspaces": {id: "listWorkspaces", summary: "The org's workspaces, oldest first",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.WorkspaceList{}, errors: readErrs},
+	"POST /api/v1/org/{org}/workspaces": {id: "createWorkspace", summary: "Create a workspace with a project named default (owners and admins); a member's key joins it",
+		body: apiv1.CreateWorkspaceRequest{}, bodyRequired: true, status: 201, response: apiv1.Workspace{}, errors: roleErrs},
+	"GET /api/v1/org/{org}/ws/{workspace}/projects": {id: "listProjects", summary: "A workspace's projects, oldest first",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.ProjectList{}, errors: readErrs},
+	"POST /api/v1/org/{org}/ws/{workspace}/projects": {id: "createProject", summary: "Create a project and its runtime (owners and admins of the workspace)",
+		body: apiv1.CreateProjectRequest{}, bodyRequired: true, status: 201, response: apiv1.Project{}, errors: roleErrs},
+	"GET /api/v1/org/{org}/ws/{workspace}/members": {id: "listMembers", summary: "A workspace's members, by when they joined",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.MemberList{}, errors: readErrs},
+	"POST /api/v1/org/{org}/ws/{workspace}/members": {id: "addMember", summary: "Add a member to a workspace (owners and admins of it, with a role not above theirs)",
+		description: "A user new to sbx is made, unverified. Beyond the plan's members per workspace the member is added, and the workspace's running sandboxes are paused with pause_reason member_limit_exceeded (listed in paused); no sandbox starts or resumes there until it is back within the limit.",
+		body:        apiv1.AddMemberRequest{}, bodyRequired: true, status: 201, response: apiv1.MemberChange{}, errors: roleErrs},
+	"DELETE /api/v1/org/{org}/ws/{workspace}/members/{member}": {id: "removeMember", summary: "Remove a member from a workspace (owners and admins of it); back within the member limit, what it paused resumes",
+		status: 200, response: apiv1.MemberChange{}, errors: adminErrs},
+	"GET /api/v1/org/{org}/keys": {id: "listKeys", summary: "The org's API keys, revoked ones included (never their secrets)",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.APIKeyList{}, errors: readErrs},
+	"POST /api/v1/org/{org}/keys": {id: "createKey", summary: "Make an API key: a member's, a project's, or (owners only) an org-wide one (owners and admins)",
+		body: apiv1.CreateKeyRequest{}, bodyRequired: true, status: 201, response: apiv1.CreatedKey{}, errors: []int{400, 401, 403, 404}},
+	"DELETE /api/v1/org/{org}/keys/{key}": {id: "revokeKey", summary: "Revoke an API key at once; it stays listed (owners and admins; org-wide keys owners only)",
+		status: 200, response: apiv1.APIKey{}, errors: roleErrs},
 }
+
+const kycWebhookDescription = `Needs no API key: the request is signed with the secret shared with the
+service (serve --kyc-webhook-secret) in the header
+X-Sbx-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">
+(several v1 entries may be sent while a secret is rotated). A missing or
+wrong signature, or a timestamp more than 5 minutes from the server's clock,
+is a 401. An event decided before the state recorded (a late or replayed
+one) is answered with applied false and changes nothing. Without a secret
+configured the route answers 503.`
 
 // binary is a request or response body of raw bytes.
 type binary []byte
@@ -193,7 +243,11 @@ func init() {
 
 var pathParams = map[string]string{
 	"id":                  "The sandbox's provider sandbox ID (sandboxID) or its sbx UUID (id).",
-	"org":                 "The org's ID or name; any org but the caller's is not found.",
+	"org":                 "The org's ID or name. Under /org/ any org but the caller's is not found; under /admin/ (the operator's routes) it is any org.",
+	"workspace":           "The workspace's ID or name, in the org.",
+	"member":              "The member's user ID or email.",
+	"key":                 "The key's ID.",
+	"user":                "The user's ID or email.",
 	"provider_sandbox_id": "The sandbox's provider sandbox ID (its sbx UUID also works).",
 	"ref":                 "A command's PID or tag.",
 }
@@ -202,8 +256,8 @@ var errorText = map[int]string{
 	400: "The request is malformed; errors[] names each bad field.",
 	401: "No API key, or not a valid one.",
 	402: "The org has no credits left (type insufficient_credits); detail names the balance. Top up to go on.",
-	403: "The key may not do this (detail says what is needed), or the sandbox's agent was denied access to the path.",
-	404: "No such sandbox or org visible to the caller.",
+	403: "Refused: the key's role does not allow it (forbidden, naming the role needed), the org or user must be verified first (kyc_required), a plan limit is reached (plan_limit_exceeded, naming the limit, the use and the plan's value), or the sandbox's agent was denied access to the path.",
+	404: "No such sandbox, org, workspace, project, member or key visible to the caller.",
 	409: "The sandbox's state does not allow this; detail names the state.",
 	501: "The provider does not support this.",
 	502: "The provider failed the operation; detail says how.",

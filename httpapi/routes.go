@@ -50,6 +50,24 @@ func (s *Server) routes() []Route {
 		authed("GET", "/api/v1/rates", s.listRates),
 		authed("POST", "/api/v1/admin/rates", s.addRate),
 		authed("POST", "/api/v1/admin/orgs/{org}/credits", s.topUp),
+
+		authed("GET", "/api/v1/admin/orgs", s.listOrgs),
+		authed("POST", "/api/v1/admin/orgs", s.createOrg),
+		authed("PUT", "/api/v1/admin/orgs/{org}/plan", s.setPlan),
+		authed("PUT", "/api/v1/admin/orgs/{org}/verification", s.setOrgVerification),
+		authed("PUT", "/api/v1/admin/users/{user}/verification", s.setUserVerification),
+		open("POST", "/api/v1/kyc/webhook", s.kycWebhook),
+
+		authed("GET", "/api/v1/org/{org}/workspaces", s.listWorkspaces),
+		authed("POST", "/api/v1/org/{org}/workspaces", s.createWorkspace),
+		authed("GET", "/api/v1/org/{org}/ws/{workspace}/projects", s.listProjects),
+		authed("POST", "/api/v1/org/{org}/ws/{workspace}/projects", s.createProject),
+		authed("GET", "/api/v1/org/{org}/ws/{workspace}/members", s.listMembers),
+		authed("POST", "/api/v1/org/{org}/ws/{workspace}/members", s.addMember),
+		authed("DELETE", "/api/v1/org/{org}/ws/{workspace}/members/{member}", s.removeMember),
+		authed("GET", "/api/v1/org/{org}/keys", s.listKeys),
+		authed("POST", "/api/v1/org/{org}/keys", s.createKey),
+		authed("DELETE", "/api/v1/org/{org}/keys/{key}", s.revokeKey),
 	}
 	for _, a := range agentRoutes {
 		routes = append(routes, authed(a.method, "/api/v1/sandboxes/{id}"+a.pattern, s.agentProxy))

@@ -26,6 +26,8 @@ type Config struct {
 	DefaultCPU    float64
 	DefaultMemory int64
 	Engines       []apiv1.EngineStatus // isolation engines found at start
+	// KYCWebhookSecret signs the KYC webhook's requests; empty: the webhook is off (503).
+	KYCWebhookSecret string
 }
 
 // Server serves the API.

@@ -78,17 +78,24 @@ func (s *Store) TopUp(ctx context.Context, orgID string, micros int64, note stri
 	}
 	var balance int64
 	err := s.write(ctx, func(tx db) error {
-		err := tx.row(ctx, `UPDATE orgs SET balance_micros = balance_micros + ? WHERE id = ? RETURNING balance_micros`, micros, orgID).Scan(&balance)
-		if errors.Is(err, sql.ErrNoRows) {
-			return sbx.Errorf(sbx.ENotFound, "org %s not found", orgID)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.exec(ctx, `INSERT INTO top_ups (id, org_id, micros, note, created_at) VALUES (?, ?, ?, ?, ?)`,
-			uuid.NewString(), orgID, micros, note, now.UnixMicro())
+		var err error
+		balance, err = topUp(ctx, tx, orgID, micros, note, now)
 		return err
 	})
+	return balance, err
+}
+
+func topUp(ctx context.Context, tx db, orgID string, micros int64, note string, now time.Time) (int64, error) {
+	var balance int64
+	err := tx.row(ctx, `UPDATE orgs SET balance_micros = balance_micros + ? WHERE id = ? RETURNING balance_micros`, micros, orgID).Scan(&balance)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, sbx.Errorf(sbx.ENotFound, "org %s not found", orgID)
+	}
+	if err != nil {
+		return 0, err
+	}
+	_, err = tx.exec(ctx, `INSERT INTO top_ups (id, org_id, micros, note, created_at) VALUES (?, ?, ?, ?, ?)`,
+		uuid.NewString(), orgID, micros, note, now.UnixMicro())
 	return balance, err
 }
 

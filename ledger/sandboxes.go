@@ -20,7 +20,10 @@ const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider
 	timeout_s, expires_at, auto_pause, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
 	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated, unbilled_nanos`
 
-// InsertSandbox records a new sandbox together with the first steps of its timeline.
+// InsertSandbox records a new sandbox together with the first steps of its
+// timeline. A sandbox that holds compute (starting or running) must be
+// admitted by its org's plan (admission.go): else nothing is written and the
+// error is a plan_limit_exceeded naming the limit.
 func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx.Event) error {
 	envNames, _ := json.Marshal(nonNil(sb.EnvVarNames))
 	meta, _ := json.Marshal(nonNilMap(sb.Metadata))
@@ -34,6 +37,11 @@ func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx
 		gpuType, gpuCount, gpuFraction = g.Type, g.Count, g.Fraction
 	}
 	return s.write(ctx, func(tx db) error {
+		if takesCompute(sb) {
+			if err := admit(ctx, tx, sb); err != nil {
+				return err
+			}
+		}
 		_, err := tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
@@ -84,10 +92,12 @@ func (s *Store) getSandbox(ctx context.Context, q db, orgID, ref string, lock bo
 // UpdateSandbox loads sandbox id, lets fn change it and name the timeline steps
 // to record, and writes both in one transaction. When fn fails nothing is
 // written and its error is returned. This is the ledger's compare-and-set: fn
-// sees the committed row, and no other write can come between. When fn
-// changes the state, the time since the last settlement is settled first,
-// in the same transaction, at the old state's prices up to sb.UpdatedAt.
-// fn must not change the credit fields.
+// sees the committed row, and no other write can come between. An update
+// that starts a resume (writes the resuming intent) must be admitted by the
+// org's plan, as InsertSandbox's rows are. When fn changes the state, the
+// time since the last settlement is settled first, in the same transaction,
+// at the old state's prices up to sb.UpdatedAt; fn must not change the
+// credit fields.
 func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandbox) ([]sbx.Event, error)) (sbx.Sandbox, error) {
 	var sb sbx.Sandbox
 	err := s.write(ctx, func(tx db) error {
@@ -95,13 +105,18 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 		if sb, err = s.getSandbox(ctx, tx, "", id, true); err != nil {
 			return err
 		}
-		old := sb
+		before := sb
 		events, err := fn(&sb)
 		if err != nil {
 			return err
 		}
-		if sb.State != old.State {
-			if err := s.settleInTx(ctx, tx, &sb, old.State, sb.UpdatedAt); err != nil {
+		if startsCompute(before, sb) {
+			if err := admit(ctx, tx, sb); err != nil {
+				return err
+			}
+		}
+		if sb.State != before.State {
+			if err := s.settleInTx(ctx, tx, &sb, before.State, sb.UpdatedAt); err != nil {
 				return err
 			}
 		}

@@ -17,29 +17,97 @@ import (
 // KeyPrefix starts every API key secret, so that leaked keys are recognisable.
 const KeyPrefix = "sbx_"
 
-// CreateOrg creates an org with a workspace and a project named "default".
+// NewOrg is what CreateOrgWith makes.
+type NewOrg struct {
+	Name      string
+	KYCStatus sbx.KYCStatus // default unverified
+	Plan      sbx.Plan
+	Credits   int64 // micro-credits it starts with, recorded as a top-up
+	// Key, when its Name is set, is made with the org: an org-wide key (an
+	// owner's), the operator's when Key.Operator.
+	Key sbx.APIKey
+}
+
+// CreatedOrg is what CreateOrgWith made.
+type CreatedOrg struct {
+	Org       sbx.Org
+	Workspace sbx.Workspace
+	Project   sbx.Project
+	Runtime   sbx.Runtime
+	Key       sbx.APIKey // zero unless NewOrg.Key was named
+	Secret    string     // the key's secret, shown once
+}
+
+// CreateOrg creates an unverified org with no plan limits, a workspace and
+// a project named "default", and the project's runtime.
 func (s *Store) CreateOrg(ctx context.Context, name string, now time.Time) (sbx.Org, sbx.Workspace, sbx.Project, error) {
-	org := sbx.Org{ID: uuid.NewString(), Name: name, CreatedAt: now}
-	ws := sbx.Workspace{ID: uuid.NewString(), OrgID: org.ID, Name: "default", CreatedAt: now}
-	p := sbx.Project{ID: uuid.NewString(), OrgID: org.ID, WorkspaceID: ws.ID, Name: "default", CreatedAt: now}
+	c, err := s.CreateOrgWith(ctx, NewOrg{Name: name}, now)
+	return c.Org, c.Workspace, c.Project, err
+}
+
+// CreateOrgWith creates an org as n describes it, in one transaction with
+// its default workspace and project, the project's runtime and, when asked,
+// its first key.
+func (s *Store) CreateOrgWith(ctx context.Context, n NewOrg, now time.Time) (CreatedOrg, error) {
+	if n.KYCStatus == "" {
+		n.KYCStatus = sbx.KYCUnverified
+	}
+	if err := checkName("org", n.Name); err != nil {
+		return CreatedOrg{}, err
+	}
+	if !n.KYCStatus.Valid() {
+		return CreatedOrg{}, sbx.Invalid("kyc_status", "kyc_status %q must be unverified, pending or verified", n.KYCStatus)
+	}
+	if err := checkPlan(n.Plan); err != nil {
+		return CreatedOrg{}, err
+	}
+	out := CreatedOrg{Org: sbx.Org{ID: uuid.NewString(), Name: n.Name, KYCStatus: n.KYCStatus, Plan: n.Plan, CreatedAt: now}}
+	var secret string
 	err := s.write(ctx, func(tx db) error {
-		var n int
-		if err := tx.row(ctx, `SELECT count(*) FROM orgs WHERE name = ?`, name).Scan(&n); err != nil {
+		var count int
+		if err := tx.row(ctx, `SELECT count(*) FROM orgs WHERE name = ?`, n.Name).Scan(&count); err != nil {
 			return err
 		}
-		if n > 0 {
-			return sbx.Errorf(sbx.EConflict, "org %q already exists", name)
+		if count > 0 {
+			return sbx.Errorf(sbx.EConflict, "org %q already exists", n.Name)
 		}
-		if _, err := tx.exec(ctx, `INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)`, org.ID, org.Name, now.UnixMicro()); err != nil {
+		o, p := out.Org, out.Org.Plan
+		var kycAt sql.NullInt64
+		if o.KYCStatus != sbx.KYCUnverified {
+			kycAt = micros(now)
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO orgs (id, name, created_at, kyc_status, kyc_updated_at, plan_name, plan_max_sandboxes,
+			plan_max_milli_cpu, plan_max_memory_mb, plan_max_gpu_percent, plan_max_members, plan_max_timeout_s)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			o.ID, o.Name, now.UnixMicro(), string(o.KYCStatus), kycAt, p.Name, p.MaxSandboxes, p.MaxMilliCPU, p.MaxMemoryMB,
+			p.MaxGPUPercent, p.MaxMembers, int64(p.MaxTimeout/time.Second)); err != nil {
+			if isUniqueViolation(err) {
+				return sbx.Errorf(sbx.EConflict, "org %q already exists", n.Name)
+			}
 			return err
 		}
-		if _, err := tx.exec(ctx, `INSERT INTO workspaces (id, org_id, name, created_at) VALUES (?, ?, ?, ?)`, ws.ID, org.ID, ws.Name, now.UnixMicro()); err != nil {
+		var err error
+		if out.Workspace, out.Project, out.Runtime, err = insertWorkspace(ctx, tx, o.ID, "default", now); err != nil {
 			return err
 		}
-		_, err := tx.exec(ctx, `INSERT INTO projects (id, org_id, workspace_id, name, created_at) VALUES (?, ?, ?, ?, ?)`, p.ID, org.ID, ws.ID, p.Name, now.UnixMicro())
+		if n.Credits > 0 {
+			if _, err := topUp(ctx, tx, o.ID, n.Credits, "initial credits", now); err != nil {
+				return err
+			}
+		}
+		if n.Key.Name == "" {
+			return nil
+		}
+		k := n.Key
+		k.OrgID, k.ProjectID, k.UserID = o.ID, "", ""
+		out.Key, secret, err = insertKey(ctx, tx, k, now)
 		return err
 	})
-	return org, ws, p, err
+	if err != nil {
+		return CreatedOrg{}, err
+	}
+	out.Secret = secret
+	return out, nil
 }
 
 // CountOrgs returns how many orgs exist.
@@ -49,29 +117,15 @@ func (s *Store) CountOrgs(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// CreateAPIKey makes the key k describes (its org; its project, when not
-// empty; its name; whether it is the operator's) and returns it with its
-// secret; only the secret's SHA-256 is stored.
+// CreateAPIKey makes the key k describes (its org; its project or its user,
+// when not empty; its name; whether it is the operator's) and returns it
+// with its secret; only the secret's SHA-256 is stored. A member's key needs
+// its user to be a member of a workspace of the org.
 func (s *Store) CreateAPIKey(ctx context.Context, k sbx.APIKey, now time.Time) (sbx.APIKey, string, error) {
-	raw := make([]byte, 24)
-	if _, err := rand.Read(raw); err != nil {
-		return sbx.APIKey{}, "", err
-	}
-	secret := KeyPrefix + hex.EncodeToString(raw)
-	orgID, projectID := k.OrgID, k.ProjectID
-	k.ID, k.Prefix, k.CreatedAt = uuid.NewString(), secret[:len(KeyPrefix)+6], now
+	var secret string
 	err := s.write(ctx, func(tx db) error {
-		if projectID != "" {
-			var n int
-			if err := tx.row(ctx, `SELECT count(*) FROM projects WHERE id = ? AND org_id = ?`, projectID, orgID).Scan(&n); err != nil {
-				return err
-			}
-			if n == 0 {
-				return sbx.Errorf(sbx.ENotFound, "project %s not found in org %s", projectID, orgID)
-			}
-		}
-		_, err := tx.exec(ctx, `INSERT INTO api_keys (id, org_id, project_id, name, prefix, hash, created_at, operator) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			k.ID, orgID, nullString(projectID), k.Name, k.Prefix, hashKey(secret), now.UnixMicro(), k.Operator)
+		var err error
+		k, secret, err = insertKey(ctx, tx, k, now)
 		return err
 	})
 	if err != nil {
@@ -80,40 +134,104 @@ func (s *Store) CreateAPIKey(ctx context.Context, k sbx.APIKey, now time.Time) (
 	return k, secret, nil
 }
 
-// Authenticate finds the caller a key secret acts for.
+// insertKey checks and records a new key.
+func insertKey(ctx context.Context, tx db, k sbx.APIKey, now time.Time) (sbx.APIKey, string, error) {
+	if k.ProjectID != "" && k.UserID != "" {
+		return sbx.APIKey{}, "", sbx.Errorf(sbx.EInvalid, "a key is a project's or a member's, not both")
+	}
+	var n int
+	if k.ProjectID != "" {
+		if err := tx.row(ctx, `SELECT count(*) FROM projects WHERE id = ? AND org_id = ?`, k.ProjectID, k.OrgID).Scan(&n); err != nil {
+			return sbx.APIKey{}, "", err
+		}
+		if n == 0 {
+			return sbx.APIKey{}, "", sbx.Errorf(sbx.ENotFound, "project %s not found in org %s", k.ProjectID, k.OrgID)
+		}
+	}
+	if k.UserID != "" {
+		if err := tx.row(ctx, `SELECT count(*) FROM memberships WHERE user_id = ? AND org_id = ?`, k.UserID, k.OrgID).Scan(&n); err != nil {
+			return sbx.APIKey{}, "", err
+		}
+		if n == 0 {
+			return sbx.APIKey{}, "", sbx.Errorf(sbx.ENotFound, "user %s is not a member of org %s", k.UserID, k.OrgID)
+		}
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return sbx.APIKey{}, "", err
+	}
+	secret := KeyPrefix + hex.EncodeToString(raw)
+	k.ID, k.Prefix, k.CreatedAt, k.RevokedAt = uuid.NewString(), secret[:len(KeyPrefix)+6], now, time.Time{}
+	_, err := tx.exec(ctx, `INSERT INTO api_keys (id, org_id, project_id, user_id, name, prefix, hash, created_at, operator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.OrgID, nullString(k.ProjectID), nullString(k.UserID), k.Name, k.Prefix, hashKey(secret), now.UnixMicro(), k.Operator)
+	if err != nil {
+		return sbx.APIKey{}, "", err
+	}
+	return k, secret, nil
+}
+
+// Authenticate finds the caller a key secret acts for: an org-wide key acts
+// as an owner in the org's first project; a project's key as a member in its
+// project; a member's key as its user, with the highest role the user holds
+// in the org's workspaces, in the first project of the workspace the user
+// joined first. A member's key stops working while its user is a member of
+// no workspace of the org.
 func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, error) {
 	unauthorized := sbx.Errorf(sbx.EUnauthorized, "the API key is not valid")
 	if !strings.HasPrefix(secret, KeyPrefix) {
 		return sbx.Caller{}, unauthorized
 	}
+	q := s.read()
 	var c sbx.Caller
-	var project sql.NullString
-	var keyCreated, orgCreated int64
-	err := s.read().row(ctx, `
-		SELECT k.id, k.name, k.prefix, k.project_id, k.created_at, k.operator, o.id, o.name, o.created_at
+	var project, user sql.NullString
+	var keyCreated int64
+	orgDest, finishOrg := scanOrg(&c.Org)
+	dest := append([]any{&c.Key.ID, &c.Key.Name, &c.Key.Prefix, &project, &user, &keyCreated, &c.Key.Operator}, orgDest...)
+	err := q.row(ctx, `SELECT k.id, k.name, k.prefix, k.project_id, k.user_id, k.created_at, k.operator, `+orgColumns("o.")+`
 		FROM api_keys k JOIN orgs o ON o.id = k.org_id
-		WHERE k.hash = ? AND k.revoked_at IS NULL`, hashKey(secret)).
-		Scan(&c.Key.ID, &c.Key.Name, &c.Key.Prefix, &project, &keyCreated, &c.Key.Operator, &c.Org.ID, &c.Org.Name, &orgCreated)
+		WHERE k.hash = ? AND k.revoked_at IS NULL`, hashKey(secret)).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sbx.Caller{}, unauthorized
 	}
 	if err != nil {
 		return sbx.Caller{}, err
 	}
-	c.Key.OrgID, c.Key.ProjectID = c.Org.ID, project.String
-	c.Key.CreatedAt, c.Org.CreatedAt = time.UnixMicro(keyCreated).UTC(), time.UnixMicro(orgCreated).UTC()
-	// An org-wide key acts in the org's first project.
-	err = s.read().row(ctx, `
-		SELECT p.id, p.name, p.created_at, w.id, w.name, w.created_at
+	finishOrg()
+	c.Key.OrgID, c.Key.ProjectID, c.Key.UserID = c.Org.ID, project.String, user.String
+	c.Key.CreatedAt = time.UnixMicro(keyCreated).UTC()
+	var where string
+	var args []any
+	switch c.Key.Scope() {
+	case "org":
+		c.Role = sbx.RoleOwner
+		where, args = `p.org_id = ? ORDER BY p.created_at, p.id`, []any{c.Org.ID}
+	case "project":
+		c.Role = sbx.RoleMember
+		where, args = `p.org_id = ? AND p.id = ?`, []any{c.Org.ID, c.Key.ProjectID}
+	case "member":
+		if c.User, err = getUser(ctx, q, c.Key.UserID); err != nil {
+			return sbx.Caller{}, err
+		}
+		if c.Role, err = orgRole(ctx, q, c.Org.ID, c.User.ID); err != nil {
+			return sbx.Caller{}, err
+		}
+		if c.Role == "" {
+			return sbx.Caller{}, sbx.Errorf(sbx.EUnauthorized, "the API key's user %s is no longer a member of org %s", c.User.Email, c.Org.Name)
+		}
+		where = `p.org_id = ? AND p.workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = ? AND org_id = ?)
+			ORDER BY (SELECT created_at FROM memberships m WHERE m.workspace_id = p.workspace_id AND m.user_id = ?), p.workspace_id, p.created_at, p.id`
+		args = []any{c.Org.ID, c.User.ID, c.Org.ID, c.User.ID}
+	}
+	var projectCreated, wsCreated int64
+	err = q.row(ctx, `SELECT p.id, p.name, p.created_at, w.id, w.name, w.created_at
 		FROM projects p JOIN workspaces w ON w.id = p.workspace_id
-		WHERE p.org_id = ? AND (p.id = ? OR ? = '')
-		ORDER BY p.created_at, p.id LIMIT 1`, c.Org.ID, c.Key.ProjectID, c.Key.ProjectID).
-		Scan(&c.Project.ID, &c.Project.Name, &keyCreated, &c.Workspace.ID, &c.Workspace.Name, &orgCreated)
+		WHERE `+where+` LIMIT 1`, args...).
+		Scan(&c.Project.ID, &c.Project.Name, &projectCreated, &c.Workspace.ID, &c.Workspace.Name, &wsCreated)
 	if err != nil {
 		return sbx.Caller{}, err
 	}
-	c.Project.OrgID, c.Project.WorkspaceID, c.Project.CreatedAt = c.Org.ID, c.Workspace.ID, time.UnixMicro(keyCreated).UTC()
-	c.Workspace.OrgID, c.Workspace.CreatedAt = c.Org.ID, time.UnixMicro(orgCreated).UTC()
+	c.Project.OrgID, c.Project.WorkspaceID, c.Project.CreatedAt = c.Org.ID, c.Workspace.ID, time.UnixMicro(projectCreated).UTC()
+	c.Workspace.OrgID, c.Workspace.CreatedAt = c.Org.ID, time.UnixMicro(wsCreated).UTC()
 	return c, nil
 }
 

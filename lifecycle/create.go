@@ -27,6 +27,9 @@ type CreateRequest struct {
 // returns at once with the sandbox starting; with it, once the sandbox is
 // running, failed, or the ready wait ran out (a 504 naming the last step).
 func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (sbx.Sandbox, error) {
+	if err := m.admit(c, &req); err != nil {
+		return sbx.Sandbox{}, err
+	}
 	if req.Timeout == 0 {
 		req.Timeout = m.cfg.DefaultTimeout
 	}

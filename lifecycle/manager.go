@@ -26,6 +26,7 @@ type Config struct {
 	ReadyTimeout    time.Duration // how long waitReady waits before a 504
 	CreateTimeout   time.Duration // how long a provider may take to create
 	HibernateAfter  time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
+	RequireKYC      bool          // the KYC gate: creates need a verified org or user
 }
 
 // Manager drives sandboxes through their lifecycle.

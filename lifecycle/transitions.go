@@ -162,7 +162,7 @@ func (m *Manager) hibernate(ctx context.Context, id string, reason sbx.PauseReas
 // Resume continues a paused sandbox; timeout, when not zero, replaces its timeout.
 func (m *Manager) Resume(ctx context.Context, c sbx.Caller, ref string, timeout time.Duration) (sbx.Sandbox, error) {
 	if timeout != 0 {
-		if err := m.checkTimeout("timeout", timeout); err != nil {
+		if err := m.timeoutAllowed(c, "timeout", timeout); err != nil {
 			return sbx.Sandbox{}, err
 		}
 	}
@@ -230,7 +230,7 @@ func (m *Manager) kill(ctx context.Context, id string, reason sbx.EndReason) (sb
 // running one has its expiry pushed to at least now+timeout.
 func (m *Manager) Connect(ctx context.Context, c sbx.Caller, ref string, timeout time.Duration) (sbx.Sandbox, error) {
 	if timeout != 0 {
-		if err := m.checkTimeout("timeout", timeout); err != nil {
+		if err := m.timeoutAllowed(c, "timeout", timeout); err != nil {
 			return sbx.Sandbox{}, err
 		}
 	}
@@ -255,6 +255,9 @@ func (m *Manager) Connect(ctx context.Context, c sbx.Caller, ref string, timeout
 
 // Refresh keeps a running sandbox alive for at least d more; it never shortens.
 func (m *Manager) Refresh(ctx context.Context, c sbx.Caller, ref string, d time.Duration) (sbx.Sandbox, error) {
+	if err := planTimeout(c, "duration", d); err != nil {
+		return sbx.Sandbox{}, err
+	}
 	sb, err := m.Get(ctx, c, ref)
 	if err != nil {
 		return sb, err
@@ -265,7 +268,7 @@ func (m *Manager) Refresh(ctx context.Context, c sbx.Caller, ref string, d time.
 // SetTimeout makes a sandbox expire timeout from now (running) or from its next
 // resume (paused), shorter or longer than before.
 func (m *Manager) SetTimeout(ctx context.Context, c sbx.Caller, ref string, timeout time.Duration) (sbx.Sandbox, error) {
-	if err := m.checkTimeout("timeout", timeout); err != nil {
+	if err := m.timeoutAllowed(c, "timeout", timeout); err != nil {
 		return sbx.Sandbox{}, err
 	}
 	sb, err := m.Get(ctx, c, ref)

@@ -42,6 +42,12 @@ type Config struct {
 	Clock           sbx.Clock
 	Log             *slog.Logger
 	Out             io.Writer // where the first-start admin key is printed
+
+	// KYCOff is serve --kyc off: creating sandboxes needs no verified org or user.
+	KYCOff bool
+	// KYCWebhookSecret signs the KYC webhook's requests; empty: the webhook is off.
+	KYCWebhookSecret string
+
 	// Started, when set, is called with the listening address once the API serves.
 	Started func(addr string)
 }
@@ -106,7 +112,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	mgr := lifecycle.New(store, providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout,
-		HibernateAfter: cfg.HibernateAfter}, cfg.Clock, log)
+		HibernateAfter: cfg.HibernateAfter, RequireKYC: !cfg.KYCOff}, cfg.Clock, log)
 	if missingLocal != "" {
 		mgr.MarkMissing(local.Name, missingLocal)
 	}
@@ -122,7 +128,7 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
-		Engines: engines}, cfg.Clock, log)
+		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	loops, stopLoops := context.WithCancel(context.Background())
@@ -197,29 +203,25 @@ func withDefaults(cfg Config) Config {
 	return cfg
 }
 
-// bootstrap creates, on first start, the default org, workspace and project
-// and an admin API key, which it prints once and writes to a file only its
-// owner can read.
+// bootstrap creates, on first start, the default org (verified, so that a
+// fresh install creates sandboxes with the KYC gate on), its workspace and
+// project and an admin API key, the operator's, in one transaction; it
+// prints the key once and writes it to a file only its owner can read.
 func bootstrap(ctx context.Context, store *ledger.Store, cfg Config) error {
 	n, err := store.CountOrgs(ctx)
 	if err != nil || n > 0 {
 		return err
 	}
 	now := cfg.Clock.Now()
-	org, _, _, err := store.CreateOrg(ctx, "default", now)
+	made, err := store.CreateOrgWith(ctx, ledger.NewOrg{Name: "default", KYCStatus: sbx.KYCVerified,
+		Credits: cfg.InitialCredits, Key: sbx.APIKey{Name: "admin", Operator: true}}, now)
 	if sbx.ErrorCode(err) == sbx.EConflict {
 		return nil // another serve sharing the database made it first
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := store.TopUp(ctx, org.ID, cfg.InitialCredits, "initial credits", now); err != nil {
-		return err
-	}
-	_, secret, err := store.CreateAPIKey(ctx, sbx.APIKey{OrgID: org.ID, Name: "admin", Operator: true}, now)
-	if err != nil {
-		return err
-	}
+	secret := made.Secret
 	path := filepath.Join(cfg.DataDir, KeyFile)
 	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
 		return fmt.Errorf("writing the admin key: %w", err)

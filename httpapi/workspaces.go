@@ -1,0 +1,128 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// An org's workspaces and their projects. Everyone in the org reads them;
+// owners and admins make them.
+
+func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
+	if !s.inOrg(w, r) {
+		return
+	}
+	p, ok := s.page(w, r)
+	if !ok {
+		return
+	}
+	list, next, err := s.store.Workspaces(r.Context(), caller(r).Org.ID, p)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := apiv1.WorkspaceList{Items: []apiv1.Workspace{}, NextCursor: next}
+	for _, ws := range list {
+		out.Items = append(out.Items, renderWorkspace(ws))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// createWorkspace makes a workspace with a default project; a member's key
+// makes its user a member of it, with the user's role in the org.
+func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
+	if !s.inOrg(w, r) {
+		return
+	}
+	c := caller(r)
+	var body apiv1.CreateWorkspaceRequest
+	if !s.body(w, r, &body) {
+		return
+	}
+	if err := need(c, sbx.RoleAdmin, "creating a workspace"); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	ws, _, err := s.store.CreateWorkspace(r.Context(), c.Org.ID, body.Name, c.User.ID, c.Role, s.clock.Now())
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, renderWorkspace(ws))
+}
+
+// workspace finds the {workspace} of the path in the caller's org; on
+// failure it has answered.
+func (s *Server) workspace(w http.ResponseWriter, r *http.Request) (sbx.Workspace, bool) {
+	if !s.inOrg(w, r) {
+		return sbx.Workspace{}, false
+	}
+	ws, err := s.store.GetWorkspace(r.Context(), caller(r).Org.ID, r.PathValue("workspace"))
+	if err != nil {
+		s.error(w, r, err)
+		return ws, false
+	}
+	return ws, true
+}
+
+// manage checks that the caller may manage workspace ws (what names the
+// action) and answers the role it acts with there; on failure it has answered.
+func (s *Server) manage(w http.ResponseWriter, r *http.Request, ws sbx.Workspace, what string) (sbx.Role, bool) {
+	role, err := s.workspaceRole(r.Context(), caller(r), ws.ID)
+	if err == nil {
+		err = needIn(role, sbx.RoleAdmin, what, ws.Name)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return role, false
+	}
+	return role, true
+}
+
+func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
+	ws, ok := s.workspace(w, r)
+	if !ok {
+		return
+	}
+	p, ok := s.page(w, r)
+	if !ok {
+		return
+	}
+	list, next, err := s.store.WorkspaceProjects(r.Context(), ws.OrgID, ws.ID, p)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := apiv1.ProjectList{Items: []apiv1.Project{}, NextCursor: next}
+	for _, p := range list {
+		rt, err := s.store.Runtime(r.Context(), p.ID)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		out.Items = append(out.Items, renderProject(p, rt.ID))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
+	ws, ok := s.workspace(w, r)
+	if !ok {
+		return
+	}
+	var body apiv1.CreateProjectRequest
+	if !s.body(w, r, &body) {
+		return
+	}
+	if _, ok := s.manage(w, r, ws, "creating a project"); !ok {
+		return
+	}
+	p, rt, err := s.store.CreateProject(r.Context(), ws.OrgID, ws.ID, body.Name, s.clock.Now())
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, renderProject(p, rt.ID))
+}

@@ -1,0 +1,128 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Plan admission. An org's plan bounds the compute its sandboxes hold at
+// once: those starting or running, and those paused with a resume in flight.
+// The ledger checks it where a row starts to hold compute, in the same
+// transaction that writes the row: InsertSandbox of a starting (or running)
+// sandbox, and UpdateSandbox when it writes the resuming intent. The check
+// locks the org's row first, so that on PostgreSQL, where transactions run
+// side by side, two admissions of one org take turns and cannot both take
+// the last of a limit; on SQLite every write transaction takes turns already.
+// Lock order: a transaction that locks a sandbox row and its org's row locks
+// the sandbox row first (UpdateSandbox does).
+
+// PlanUse is what an org's sandboxes hold against its plan.
+type PlanUse struct {
+	Sandboxes  int
+	MilliCPU   int64
+	MemoryMB   int64
+	GPUPercent int
+}
+
+// holding is the condition on sandboxes rows that hold compute for the plan.
+const holding = `(state IN ('starting', 'running') OR intent = 'resuming')`
+
+// PlanUse sums what an org's sandboxes hold against its plan now.
+func (s *Store) PlanUse(ctx context.Context, orgID string) (PlanUse, error) {
+	return planUse(ctx, s.read(), orgID, "")
+}
+
+func planUse(ctx context.Context, q db, orgID, except string) (PlanUse, error) {
+	var u PlanUse
+	err := q.row(ctx, `SELECT count(*), CAST(coalesce(sum(milli_cpu), 0) AS BIGINT), CAST(coalesce(sum(memory_mb), 0) AS BIGINT),
+		CAST(coalesce(sum(gpu_count * gpu_fraction), 0) AS BIGINT)
+		FROM sandboxes WHERE org_id = ? AND id <> ? AND `+holding, orgID, except).
+		Scan(&u.Sandboxes, &u.MilliCPU, &u.MemoryMB, &u.GPUPercent)
+	return u, err
+}
+
+// takesCompute reports whether a sandbox row in this state holds compute.
+func takesCompute(sb sbx.Sandbox) bool {
+	return sb.State == sbx.StateStarting || sb.State == sbx.StateRunning || sb.Intent == sbx.IntentResuming
+}
+
+// startsCompute reports whether an update from before to after is the start
+// of a resume: the moment a paused sandbox asks for compute again.
+func startsCompute(before, after sbx.Sandbox) bool {
+	return before.Intent == sbx.IntentNone && after.Intent == sbx.IntentResuming
+}
+
+// admit checks, inside tx, that the plan of sb's org lets sb hold compute
+// on top of what the org's other sandboxes hold, and that sb's workspace is
+// within the plan's member limit. It locks the org's row until tx ends.
+func admit(ctx context.Context, tx db, sb sbx.Sandbox) error {
+	org, err := getOrg(ctx, tx, sb.OrgID, true)
+	if err != nil {
+		return err
+	}
+	p := org.Plan
+	if p.MaxMembers > 0 {
+		var ws string
+		var members int
+		if err := tx.row(ctx, `SELECT w.name, (SELECT count(*) FROM memberships m WHERE m.workspace_id = w.id)
+			FROM workspaces w WHERE w.id = ?`, sb.WorkspaceID).Scan(&ws, &members); err != nil {
+			return err
+		}
+		if members > p.MaxMembers {
+			return sbx.Errorf(sbx.EPlanLimit, "plan limit: workspace %s has %d members, more than the %d per workspace the plan allows; "+
+				"its sandboxes stay paused until an owner or admin removes members or the operator raises the plan", ws, members, p.MaxMembers)
+		}
+	}
+	if p.MaxSandboxes == 0 && p.MaxMilliCPU == 0 && p.MaxMemoryMB == 0 && p.MaxGPUPercent == 0 {
+		return nil
+	}
+	use, err := planUse(ctx, tx, sb.OrgID, sb.ID)
+	if err != nil {
+		return err
+	}
+	res := sb.Resources
+	gpu := 0
+	if res.GPU != nil {
+		gpu = res.GPU.Count * res.GPU.Fraction
+	}
+	const advice = "stop or pause a sandbox, or ask the operator for a larger plan"
+	switch {
+	case p.MaxSandboxes > 0 && use.Sandboxes+1 > p.MaxSandboxes:
+		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d concurrent sandboxes (%d running or starting); %s",
+			p.MaxSandboxes, use.Sandboxes, advice)
+	case p.MaxMilliCPU > 0 && use.MilliCPU+res.MilliCPU > p.MaxMilliCPU:
+		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %s vCPU across running sandboxes (%s in use, this one asks for %s); %s",
+			vcpu(p.MaxMilliCPU), vcpu(use.MilliCPU), vcpu(res.MilliCPU), advice)
+	case p.MaxMemoryMB > 0 && use.MemoryMB+res.MemoryMB > p.MaxMemoryMB:
+		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d MB of memory across running sandboxes (%d MB in use, this one asks for %d MB); %s",
+			p.MaxMemoryMB, use.MemoryMB, res.MemoryMB, advice)
+	case p.MaxGPUPercent > 0 && gpu > 0 && use.GPUPercent+gpu > p.MaxGPUPercent:
+		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d%% of a GPU across running sandboxes (%d%% in use, this one asks for %d%%); %s",
+			p.MaxGPUPercent, use.GPUPercent, gpu, advice)
+	}
+	return nil
+}
+
+// vcpu renders thousandths of a vCPU as a number of vCPU.
+func vcpu(milli int64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%d.%03d", milli/1000, milli%1000), "0"), ".")
+}
+
+// SandboxesInWorkspace lists a workspace's sandboxes in any of states,
+// oldest first: what a member-limit pause or release acts on.
+func (s *Store) SandboxesInWorkspace(ctx context.Context, workspaceID string, states ...sbx.State) ([]sbx.Sandbox, error) {
+	args := []any{workspaceID}
+	for _, st := range states {
+		args = append(args, string(st))
+	}
+	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+		WHERE workspace_id = ? AND state IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(states)), ", ")+`)
+		ORDER BY created_at, id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	return s.scanSandboxes(rows)
+}

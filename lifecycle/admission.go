@@ -1,0 +1,60 @@
+package lifecycle
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Admission of a create or a timeout by who asks: the KYC gate and the
+// plan's longest timeout. The plan's compute limits, which concurrent
+// requests could race past, are checked by the ledger in the transaction
+// that records the compute (ledger/admission.go).
+
+// admit refuses a create the caller may not make and gives a create that
+// names no timeout the server's default, cut to the plan's longest.
+func (m *Manager) admit(c sbx.Caller, req *CreateRequest) error {
+	if m.cfg.RequireKYC && !c.Verified() {
+		return kycRequired(c)
+	}
+	if max := c.Org.Plan.MaxTimeout; req.Timeout == 0 && max > 0 && m.cfg.DefaultTimeout > max {
+		req.Timeout = max
+	}
+	return planTimeout(c, "timeout", req.Timeout)
+}
+
+// kycRequired is the refusal of a create by an unverified caller: it says
+// what is unverified and what to do about it.
+func kycRequired(c sbx.Caller) error {
+	state := fmt.Sprintf("org %s is %s", c.Org.Name, c.Org.KYCStatus)
+	pending := c.Org.KYCStatus == sbx.KYCPending
+	if c.User.ID != "" {
+		state += fmt.Sprintf(" and user %s is %s", c.User.Email, c.User.KYCStatus)
+		pending = pending || c.User.KYCStatus == sbx.KYCPending
+	}
+	next := "complete identity verification with the KYC provider of this sbx"
+	if pending {
+		next = "wait for the verification in progress to complete"
+	}
+	return sbx.Errorf(sbx.EKYCRequired, "creating a sandbox needs a verified org or user, and %s: %s, or ask the operator of this sbx to verify the org (sbx org verify %s)",
+		state, next, c.Org.Name)
+}
+
+// timeoutAllowed bounds a caller's timeout by the server's limits and its
+// org's plan.
+func (m *Manager) timeoutAllowed(c sbx.Caller, field string, d time.Duration) error {
+	if err := m.checkTimeout(field, d); err != nil {
+		return err
+	}
+	return planTimeout(c, field, d)
+}
+
+// planTimeout bounds a timeout, or a refresh's duration, by the caller's plan.
+func planTimeout(c sbx.Caller, field string, d time.Duration) error {
+	if max := c.Org.Plan.MaxTimeout; max > 0 && d > max {
+		return sbx.Errorf(sbx.EPlanLimit, "plan limit: a sandbox's %s may be at most %d seconds (asked for %d); ask for less, or ask the operator for a larger plan",
+			field, int64(max/time.Second), int64((d+time.Second-1)/time.Second))
+	}
+	return nil
+}
