@@ -13,14 +13,14 @@ import (
 // newOrgCreate is `sbx org create NAME`.
 func newOrgCreate(g *globals) *cobra.Command {
 	var p planFlags
-	var kyc string
+	var kyc, credits string
 	cmd := &cobra.Command{
 		Use:     "create NAME",
 		Short:   "Create an org with a default workspace and project, and print its owner key, shown this once, first",
-		Example: "  sbx org create acme --verification verified --max-sandboxes 10 --max-members 5",
+		Example: "  sbx org create acme --verification verified --credits 100 --max-sandboxes 10 --max-members 5",
 		Args:    args("NAME"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
-			req := apiv1.CreateOrgRequest{Name: args[0], KYCStatus: kyc}
+			req := apiv1.CreateOrgRequest{Name: args[0], KYCStatus: kyc, Credits: credits}
 			if plan := p.plan(); plan != (apiv1.SetPlanRequest{}) {
 				req.Plan = &plan
 			}
@@ -37,6 +37,7 @@ func newOrgCreate(g *globals) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&kyc, "verification", "", "unverified (default), pending or verified")
+	cmd.Flags().StringVar(&credits, "credits", "", "credits it starts with (default none: top it up before it creates sandboxes)")
 	p.add(cmd)
 	return cmd
 }

@@ -32,8 +32,27 @@ func TestCreditsOverHTTP(t *testing.T) {
 	if last := rates.Items[len(rates.Items)-1]; last.Resource != "cpu" || last.CreditsPerSecond != "1.000000000" || len(rates.Items) < 5 {
 		t.Fatalf("rates %+v", rates.Items)
 	}
+	s.call("PUT", "/api/v1/admin/orgs/default/plan", map[string]any{"name": "team", "max_sandboxes": 5, "max_vcpu": 8}, 200, nil)
 	a := s.create(map[string]any{"waitReady": true, "cpu": 1})
 	b := s.create(map[string]any{"waitReady": true, "cpu": 2})
+	var sum apiv1.Summary
+	s.call("GET", "/api/v1/observability/summary", nil, 200, &sum)
+	quotas := map[string]apiv1.Quota{}
+	for _, q := range sum.Quotas {
+		quotas[q.Name] = q
+	}
+	if q := quotas["plan_sandboxes"]; q.Limit != 5 || q.Used != 2 || !q.OK || !strings.Contains(q.Detail, "plan team") {
+		t.Errorf("summary's plan_sandboxes quota %+v", q)
+	}
+	if q := quotas["plan_vcpu"]; q.Limit != 8 || q.Used != 3 {
+		t.Errorf("summary's plan_vcpu quota %+v", q)
+	}
+	if q := quotas["credits"]; !q.OK || q.Limit <= 0 || q.Limit > 50 {
+		t.Errorf("summary's credits quota %+v", q)
+	}
+	if _, ok := quotas["plan_memory_mb"]; ok {
+		t.Errorf("a limit the plan does not set is listed: %+v", sum.Quotas)
+	}
 	var cr apiv1.Credits
 	deadline := time.Now().Add(15 * time.Second)
 	for len(cr.Settlements) < 4 && time.Now().Before(deadline) {
@@ -150,6 +169,11 @@ func TestCreditsRunOutAcrossTwoServers(t *testing.T) {
 		t.Errorf("balance %s, billed %d: want 0 and the 30 credits the org had", cr.Balance, billed)
 	}
 	survivor.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base"}, 402, "no credits left")
+	var sum apiv1.Summary
+	survivor.call("GET", "/api/v1/observability/summary", nil, 200, &sum)
+	if !strings.Contains(strings.Join(sum.NextActions, "\n"), "Over quota credits") {
+		t.Errorf("the summary does not say the org is out of credits: %q", sum.NextActions)
+	}
 	survivor.fail("POST", "/api/v1/sandboxes/"+ids[0]+"/resume", nil, 402, "balance 0.000000")
 }
 
@@ -208,7 +232,7 @@ func meterKilled(t *testing.T, args []string) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	org, err := store.OrgByRef(context.Background(), "default")
+	org, err := store.GetOrg(context.Background(), "default")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/ledger"
-	"github.com/sbxdev/sbx/pricing"
 )
 
 // The operator's routes: orgs, their plans, and the verification of orgs
@@ -52,8 +51,8 @@ func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) {
 	}
 	if body.Credits != "" {
 		var err error
-		if n.Credits, err = pricing.ParseMicros(body.Credits); err != nil {
-			s.error(w, r, sbx.Invalid("credits", "credits %q: want a decimal number with at most 6 decimals", body.Credits))
+		if n.Credits, err = parseCredits(body.Credits); err != nil {
+			s.error(w, r, err)
 			return
 		}
 	}

@@ -137,6 +137,16 @@ func spending(org sbx.Org, from, to time.Time, spend []ledger.Spend, projects []
 	return out
 }
 
+// parseCredits reads the credits field of a body: a positive decimal
+// string, in micro-credits.
+func parseCredits(v string) (int64, error) {
+	micros, err := pricing.ParseMicros(v)
+	if err != nil || micros == 0 {
+		return 0, sbx.Invalid("credits", "credits %q: want a positive decimal number with at most 6 decimals", v)
+	}
+	return micros, nil
+}
+
 func resources(cpu, mem, gpu, storage int64) apiv1.Resources {
 	return apiv1.Resources{CPU: credits(cpu), Memory: credits(mem), GPU: credits(gpu), PausedStorage: credits(storage)}
 }
@@ -149,12 +159,12 @@ func (s *Server) topUp(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	micros, err := pricing.ParseMicros(req.Credits)
-	if err != nil || micros == 0 {
-		s.error(w, r, sbx.Invalid("credits", "credits %q: want a positive decimal number with at most 6 decimals", req.Credits))
+	micros, err := parseCredits(req.Credits)
+	if err != nil {
+		s.error(w, r, err)
 		return
 	}
-	org, err := s.store.OrgByRef(r.Context(), r.PathValue("org"))
+	org, err := s.store.GetOrg(r.Context(), r.PathValue("org"))
 	if err != nil {
 		s.error(w, r, err)
 		return

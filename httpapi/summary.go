@@ -48,10 +48,21 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
 		{Name: "openapi", URL: s.cfg.PublicURL + "/api/v1/openapi.json", Available: true, Detail: "serving"},
 		{Name: "sandbox create", URL: s.cfg.PublicURL + "/api/v1/sandboxes", Available: defaultOK, Detail: availability(defaultOK, "accepting creates", "the default provider is not available")},
 	}
+	plan, err := s.planQuotas(r, c)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out.Quotas = append(out.Quotas, plan...)
 	actions, err := s.nextActions(r, c, total)
 	if err != nil {
 		s.error(w, r, err)
 		return
+	}
+	for _, q := range plan {
+		if !q.OK {
+			out.NextActions = append(out.NextActions, fmt.Sprintf("Over quota %s: %s (%g of %g).", q.Name, q.Detail, q.Used, q.Limit))
+		}
 	}
 	out.NextActions = append(out.NextActions, actions...)
 	if len(out.NextActions) == 0 {
@@ -73,6 +84,48 @@ func (s *Server) quotas(u apiv1.Usage) []apiv1.Quota {
 		qs = append(qs, quota("running_memory_mb", float64(s.cfg.HostMemoryMB), float64(u.RunningMemoryMB), "memory asked for by running sandboxes, against this host's memory"))
 	}
 	return qs
+}
+
+// planQuotas checks the org's use against its plan (limits it sets only)
+// and its balance of credits.
+func (s *Server) planQuotas(r *http.Request, c sbx.Caller) ([]apiv1.Quota, error) {
+	ctx := r.Context()
+	org, err := s.store.GetOrg(ctx, c.Org.ID)
+	if err != nil {
+		return nil, err
+	}
+	use, err := s.store.PlanUse(ctx, c.Org.ID)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.store.MemberCounts(ctx, c.Org.ID)
+	if err != nil {
+		return nil, err
+	}
+	balance, err := s.store.Balance(ctx, c.Org.ID)
+	if err != nil {
+		return nil, err
+	}
+	p, qs := org.Plan, []apiv1.Quota{}
+	add := func(name string, limit, used float64, detail string) {
+		if limit > 0 {
+			qs = append(qs, quota("plan_"+name, limit, used, detail+" (plan "+p.Name+")"))
+		}
+	}
+	add("sandboxes", float64(p.MaxSandboxes), float64(use.Sandboxes), "sandboxes starting or running")
+	add("vcpu", float64(p.MaxMilliCPU)/1000, float64(use.MilliCPU)/1000, "vCPU of sandboxes starting or running")
+	add("memory_mb", float64(p.MaxMemoryMB), float64(use.MemoryMB), "memory of sandboxes starting or running")
+	add("gpu_percent", float64(p.MaxGPUPercent), float64(use.GPUPercent), "GPU shares of sandboxes starting or running, in percent of a card")
+	most := 0
+	for _, n := range counts {
+		most = max(most, n.Members)
+	}
+	add("members_per_workspace", float64(p.MaxMembers), float64(most), "members of the largest workspace; beyond the limit its sandboxes pause")
+	add("max_timeout_seconds", p.MaxTimeout.Seconds(), 0, "the longest timeout a sandbox may have")
+	credits := float64(balance) / 1e6
+	qs = append(qs, apiv1.Quota{Name: "credits", Limit: credits, Used: 0, OK: balance > 0,
+		Detail: "credits left; at none, running sandboxes pause (insufficient_credits) and creates and resumes are refused until a top-up"})
+	return qs, nil
 }
 
 func quota(name string, limit, used float64, detail string) apiv1.Quota {

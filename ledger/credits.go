@@ -407,19 +407,6 @@ func (s *Store) Spending(ctx context.Context, orgID string, from, to time.Time) 
 	return out, rows.Err()
 }
 
-// OrgByRef finds an org by its ID or its name.
-func (s *Store) OrgByRef(ctx context.Context, ref string) (sbx.Org, error) {
-	var org sbx.Org
-	var created int64
-	err := s.read().row(ctx, `SELECT id, name, created_at FROM orgs WHERE id = ? OR name = ? ORDER BY created_at LIMIT 1`, ref, ref).
-		Scan(&org.ID, &org.Name, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return org, sbx.Errorf(sbx.ENotFound, "org %s not found", ref)
-	}
-	org.CreatedAt = time.UnixMicro(created).UTC()
-	return org, err
-}
-
 // Accrued is what sb owes since its last settlement, at now and table's
 // prices, in micro-credits: its running credits.
 func Accrued(table pricing.Table, sb sbx.Sandbox, now time.Time) int64 {
