@@ -82,6 +82,13 @@ func rebind(q string) string {
 	return b.String()
 }
 
+// isRetryable reports whether err aborted a PostgreSQL transaction that
+// may succeed when run again: a deadlock's victim, a serialization failure.
+func isRetryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
 // isUniqueViolation reports whether err is a unique constraint's refusal.
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError

@@ -184,7 +184,20 @@ func (s *Store) read() db { return db{c: s.r, pg: s.pg} }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on SQLite) and
 // commits it.
+//
+// On PostgreSQL, a transaction aborted as a deadlock's victim or for a
+// serialization failure runs again, from the start, up to three times in
+// all: fn must not depend on what an earlier run of it did.
 func (s *Store) write(ctx context.Context, fn func(db) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.writeOnce(ctx, fn)
+		if attempt == 3 || !isRetryable(err) {
+			return err
+		}
+	}
+}
+
+func (s *Store) writeOnce(ctx context.Context, fn func(db) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
