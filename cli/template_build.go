@@ -11,29 +11,36 @@ import (
 
 func newTemplateBuild(g *globals) *cobra.Command {
 	var opts template.DebianOptions
-	var from string
+	var from, fromTemplate string
 	oci := template.OCIOptions{Username: os.Getenv("SBX_REGISTRY_USERNAME"), Password: os.Getenv("SBX_REGISTRY_PASSWORD")}
 	cmd := &cobra.Command{
 		Use:   "build NAME",
-		Short: "Build a new version of a template (base, code-interpreter, NAME with --package, or NAME --from IMAGE)",
+		Short: "Build a new version of a template (base, code-interpreter, NAME with --package, NAME --from IMAGE, or NAME --from-template T)",
 		Long: `Build a new version of a template: a Debian root made by debootstrap from
 this host's Debian mirror, or with --from the flattened root of an OCI image
 (credentials from $SBX_REGISTRY_USERNAME and $SBX_REGISTRY_PASSWORD, else the
 Docker config). With --start, the agent starts a command line in the
 background (tagged start) when a sandbox boots from the template; an image's
-CMD is never used. Old versions stay as they were; new sandboxes use the
-newest. Progress goes to stderr; the version directory to stdout.`,
+CMD is never used. --from-template makes a template from another's current
+root, shared through hard links, with its own --start: no build at all.
+Old versions stay as they were; new sandboxes use the newest. Progress goes to stderr; the version directory to stdout.`,
 		Args: args("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := template.CheckStartCmd(opts.StartCmd); err != nil {
 				return usagef("--start: %v", err)
 			}
+			if from != "" && fromTemplate != "" {
+				return usagef("give --from or --from-template, not both")
+			}
 			oci.StartCmd = opts.StartCmd
 			var t template.Template
 			var err error
-			if from != "" {
+			switch {
+			case fromTemplate != "":
+				t, err = g.templates().Derive(args[0], fromTemplate, opts.StartCmd)
+			case from != "":
 				t, err = g.templates().BuildOCI(cmd.Context(), args[0], from, oci, g.opts.Stderr)
-			} else {
+			default:
 				t, err = g.templates().BuildDebian(cmd.Context(), args[0], opts, g.opts.Stderr)
 			}
 			if err != nil {
@@ -50,6 +57,7 @@ newest. Progress goes to stderr; the version directory to stdout.`,
 	f.StringVar(&opts.Mirror, "mirror", "", "Debian mirror (default: the one this host's apt uses)")
 	f.StringSliceVar(&opts.Packages, "package", nil, "packages to include (default: the recipe of NAME)")
 	f.StringVar(&from, "from", "", "build from this OCI image reference instead of Debian")
+	f.StringVar(&fromTemplate, "from-template", "", "share this built template's root (hard links) instead of building one")
 	f.StringVar(&opts.StartCmd, "start", "", "command line the agent starts in the background at each sandbox's boot (default none; not the image's CMD)")
 	f.BoolVar(&oci.Insecure, "insecure", false, "with --from: allow a plain-HTTP registry")
 	return cmd

@@ -83,4 +83,19 @@ func TestTemplateStartCommand(t *testing.T) {
 	if code, _, errOut := sbx(t, "template", "build", "bad", "--data-dir", dir, "--start"); code != 2 {
 		t.Errorf("--start without a value: exit %d, stderr %q", code, errOut)
 	}
+
+	// --from-template shares another template's root with a start command of its own.
+	if code, _, errOut := sbx(t, "template", "build", "web", "--data-dir", dir, "--from-template", "image", "--start", "./serve"); code != 0 {
+		t.Fatalf("build --from-template: exit %d: %s", code, errOut)
+	}
+	_, out, _ = sbx(t, "template", "list", "--data-dir", dir, "--json")
+	if json.Unmarshal([]byte(out), &list) != nil || len(list) != 3 || list[2].Name != "web" || list[2].StartCmd != "./serve" {
+		t.Errorf("list after --from-template:\n%s", out)
+	}
+	if code, _, errOut := sbx(t, "template", "build", "x", "--data-dir", dir, "--from-template", "image", "--from", ref); code != 2 || !strings.Contains(errOut, "not both") {
+		t.Errorf("--from with --from-template: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := sbx(t, "template", "build", "x", "--data-dir", dir, "--from-template", "nope"); code == 0 || !strings.Contains(errOut, "not built") {
+		t.Errorf("--from-template of a missing template: exit %d, stderr %q", code, errOut)
+	}
 }

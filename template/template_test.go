@@ -161,3 +161,56 @@ func TestOnlyDownloadFailuresAreRetried(t *testing.T) {
 		}
 	}
 }
+
+// A derived template shares its source's files (hard links), keeps its
+// directories' modes, and has its own start command; the source is as it was.
+func TestDeriveGivesATemplateAStartCommand(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	building := filepath.Join(s.Dir, "src-building")
+	root := filepath.Join(building, "rootfs")
+	for _, dir := range []string{"bin", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(root, "tmp"), 0o1777|os.ModeSticky)
+	if err := os.WriteFile(filepath.Join(root, "bin", "tool"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("bin/tool", filepath.Join(root, "tool")); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(s.Dir, "src"), 0o755)
+	src, err := s.publish(Template{Name: "src", Version: "v1", Source: "test"}, building)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Derive("web", "src", "cd /app && ./serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := s.Current("web")
+	if err != nil || cur.StartCmd != "cd /app && ./serve" || cur.Version != d.Version || !strings.Contains(cur.Source, "template src version v1") {
+		t.Fatalf("current %+v, %v", cur, err)
+	}
+	a, _ := os.Stat(filepath.Join(src.Rootfs(), "bin", "tool"))
+	b, err := os.Stat(filepath.Join(cur.Rootfs(), "bin", "tool"))
+	if err != nil || !os.SameFile(a, b) {
+		t.Errorf("the derived file is not the source's: %v", err)
+	}
+	if link, err := os.Readlink(filepath.Join(cur.Rootfs(), "tool")); err != nil || link != "bin/tool" {
+		t.Errorf("symlink %q, %v", link, err)
+	}
+	if fi, err := os.Stat(filepath.Join(cur.Rootfs(), "tmp")); err != nil || fi.Mode()&os.ModeSticky == 0 || fi.Mode().Perm() != 0o777 {
+		t.Errorf("tmp mode %v, %v", fi.Mode(), err)
+	}
+	if orig, _ := s.Current("src"); orig.StartCmd != "" || orig.Version != "v1" {
+		t.Errorf("the source changed: %+v", orig)
+	}
+	if _, err := s.Derive("bad", "src", "a\x00b"); err == nil {
+		t.Error("a start command with NUL was taken")
+	}
+	if _, err := s.Derive("other", "missing", ""); err == nil || !strings.Contains(err.Error(), "not built") {
+		t.Errorf("deriving from a missing template: %v", err)
+	}
+}

@@ -1,0 +1,75 @@
+package template
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Derive makes a new version of the template name from the current version
+// of template from: the same root tree, hard-linked (templates are never
+// changed, so they can share their files), with its own start command. It
+// is how a start command is put on a built template without building it
+// again.
+func (s Store) Derive(name, from, startCmd string) (Template, error) {
+	if err := CheckName(name); err != nil {
+		return Template{}, err
+	}
+	if err := CheckStartCmd(startCmd); err != nil {
+		return Template{}, err
+	}
+	src, err := s.Current(from)
+	if err != nil {
+		return Template{}, err
+	}
+	now := time.Now().UTC()
+	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: src.Packages,
+		Source: fmt.Sprintf("template %s version %s (%s)", src.Name, src.Version, src.Source), StartCmd: startCmd}
+	if err := os.MkdirAll(filepath.Join(s.Dir, name), 0o755); err != nil {
+		return t, err
+	}
+	building, err := os.MkdirTemp(filepath.Join(s.Dir, name), ".building-")
+	if err != nil {
+		return t, err
+	}
+	defer os.RemoveAll(building) // gone once published
+	if err := linkTree(src.Rootfs(), filepath.Join(building, "rootfs")); err != nil {
+		return t, fmt.Errorf("deriving %s from %s: %w", name, from, err)
+	}
+	return s.publish(t, building)
+}
+
+// linkTree recreates the directories of the tree at src under dst, with
+// their modes and owners, and hard-links everything else (files, symlinks,
+// device nodes) into them.
+func linkTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if !d.IsDir() {
+			return os.Link(path, target)
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if err := os.Mkdir(target, 0o700); err != nil {
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if err := os.Lchown(target, int(st.Uid), int(st.Gid)); err != nil {
+				return err
+			}
+		}
+		return os.Chmod(target, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+	})
+}
