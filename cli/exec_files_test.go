@@ -95,10 +95,15 @@ func TestShell(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "42") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	// A ^D that only ends a line without a newline is typed again.
+	// A last line without a newline is entered, in sh and in bash (whose
+	// readline would take a ^D on it for "delete the next character").
 	code, out, errOut = shellIn(t, "echo $((6*7))", "--cmd", "/bin/sh", agentSandbox)
 	if code != 0 || !strings.Contains(out, "42") {
 		t.Errorf("no newline: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = shellIn(t, "echo $((6*7))", agentSandbox)
+	if code != 0 || !strings.Contains(out, "42") {
+		t.Errorf("no newline, bash: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// A nested shell ends as if a person typed ^D twice: the inner shell
 	// (sh, reading cooked input) and then the login shell (bash, readline

@@ -87,6 +87,10 @@ func terminal(r io.Reader) (fd int, ok bool) {
 // has (a nested shell took the ^D and exited, and the one that started it
 // prompts again).
 //
+// Input that does not end with a newline gets one, as a person would press
+// Enter on its last line: readline takes a ^D on a line with text on it for
+// "delete the character under the cursor", so without it bash never ends.
+//
 // A ^D ends input only for a program that reads it at an empty line, in the
 // terminal mode it arrived in, so typed ahead of a busy shell it is misread.
 // One that arrives while readline (raw mode) still works through earlier
@@ -98,14 +102,21 @@ func terminal(r io.Reader) (fd int, ok bool) {
 // is typed again after unheard, then twice as long each time.
 func typeInto(ctx context.Context, h *client.PtyHandle, r io.Reader, output <-chan struct{}) {
 	buf := make([]byte, 32<<10)
+	last := byte('\n')
 	for {
 		n, err := r.Read(buf)
-		if n > 0 && h.Write(ctx, buf[:n]) != nil {
-			return
+		if n > 0 {
+			if h.Write(ctx, buf[:n]) != nil {
+				return
+			}
+			last = buf[n-1]
 		}
 		if err != nil {
 			break
 		}
+	}
+	if output != nil && last != '\n' && last != '\r' && h.Write(ctx, []byte{'\n'}) != nil {
+		return
 	}
 	if output == nil {
 		return
