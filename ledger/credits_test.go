@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -276,5 +277,42 @@ func concurrentSettlements(t *testing.T, dsn string) {
 	}
 	if ids, _ := s.Unfunded(ctx); len(ids) != len(sbs) {
 		t.Errorf("%d sandboxes unfunded, want all %d", len(ids), len(sbs))
+	}
+}
+
+// An org from before credits gets the credits a first start gives, and its
+// sandboxes are billed from the upgrade on, not for the time before.
+func TestCreditsMigrationFundsExistingOrgs(t *testing.T) { dialects(t, creditsMigration) }
+
+func creditsMigration(t *testing.T, dsn string) {
+	db := migratedBelow(t, dsn, 3)
+	long := time.Now().Add(-30 * 24 * time.Hour).UnixMicro()
+	for _, stmt := range []string{
+		`INSERT INTO orgs (id, name, created_at) VALUES ('o1', 'old', 1)`,
+		`INSERT INTO workspaces (id, org_id, name, created_at) VALUES ('w1', 'o1', 'default', 1)`,
+		`INSERT INTO projects (id, org_id, workspace_id, name, created_at) VALUES ('p1', 'o1', 'w1', 'default', 1)`,
+		fmt.Sprintf(`INSERT INTO sandboxes (id, org_id, workspace_id, project_id, provider, provider_sandbox_id, kind, template_id,
+			state, created_at, started_at, timeout_s, milli_cpu, memory_mb, last_settled_at, updated_at)
+			VALUES ('00000000-0000-0000-0000-000000000001', 'o1', 'w1', 'p1', 'local', 'iold', 'task', 'base',
+			'running', %d, %d, 3600, 2000, 1024, %d, %d)`, long, long, long, long),
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	before := time.Now()
+	s := open(t, dsn)
+	ctx := context.Background()
+	if b, err := s.Balance(ctx, "o1"); err != nil || b != 1_000_000*1_000_000 {
+		t.Fatalf("balance of an org from before: %d, %v", b, err)
+	}
+	sb, err := s.GetSandbox(ctx, "o1", "iold")
+	if err != nil || sb.LastSettledAt.Before(before.Add(-time.Minute)) {
+		t.Fatalf("a running sandbox from before is settled up to %s, want the upgrade: %v", sb.LastSettledAt, err)
+	}
+	st, err := s.Settle(ctx, sb.ID, sb.LastSettledAt.Add(time.Second), flat)
+	if err != nil || st.Paid != 3 { // a second of 2 vCPU and 1 GiB
+		t.Errorf("first settlement after the upgrade: %+v, %v", st, err)
 	}
 }

@@ -521,37 +521,8 @@ func planAdmissionIsRaceFree(t *testing.T, dsn string) {
 func TestTenancyMigrationKeepsExistingOrgs(t *testing.T) { dialects(t, tenancyMigration) }
 
 func tenancyMigration(t *testing.T, dsn string) {
-	dialect, driver, source := "sqlite", "sqlite", dsn
-	if ledger.IsPostgres(dsn) {
-		dialect, driver = "postgres", "pgx"
-	}
-	db, err := sql.Open(driver, source)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := migratedBelow(t, dsn, 4)
 	defer db.Close()
-	files, _ := filepath.Glob(filepath.Join("migrations", dialect, "*.sql"))
-	sort.Strings(files)
-	if _, err := db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		var version int
-		fmt.Sscanf(filepath.Base(f), "%d_", &version)
-		if version >= 4 {
-			break
-		}
-		body, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := db.Exec(fmt.Sprintf(`INSERT INTO schema_migrations (version, applied_at) VALUES (%d, 0)`, version)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, stmt := range []string{
 		`INSERT INTO orgs (id, name, created_at) VALUES ('o1', 'old', 1)`,
 		`INSERT INTO workspaces (id, org_id, name, created_at) VALUES ('w1', 'o1', 'default', 1)`,
@@ -574,4 +545,42 @@ func tenancyMigration(t *testing.T, dsn string) {
 	if org, _, _, err := s.CreateOrg(ctx, "new", t0); err != nil || org.KYCStatus != sbx.KYCUnverified {
 		t.Fatalf("an org made after: %+v %v", org, err)
 	}
+}
+
+// migratedBelow opens the database at dsn with its dialect's migrations
+// applied up to, not including, version below, as a ledger of an older sbx
+// left it.
+func migratedBelow(t *testing.T, dsn string, below int) *sql.DB {
+	t.Helper()
+	dialect, driver := "sqlite", "sqlite"
+	if ledger.IsPostgres(dsn) {
+		dialect, driver = "postgres", "pgx"
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join("migrations", dialect, "*.sql"))
+	sort.Strings(files)
+	if _, err := db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		var version int
+		fmt.Sscanf(filepath.Base(f), "%d_", &version)
+		if version >= below {
+			break
+		}
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(string(body)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if _, err := db.Exec(fmt.Sprintf(`INSERT INTO schema_migrations (version, applied_at) VALUES (%d, 0)`, version)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
 }

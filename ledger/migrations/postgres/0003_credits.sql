@@ -49,3 +49,13 @@ CREATE TABLE top_ups (
     created_at BIGINT NOT NULL
 );
 CREATE INDEX top_ups_org ON top_ups (org_id, created_at);
+
+-- What existed before credits: each org gets what a first start gives (a
+-- million credits), recorded as a top-up, and no sandbox is billed for time
+-- before credits existed.
+INSERT INTO top_ups (id, org_id, micros, note, created_at)
+    SELECT gen_random_uuid()::text, id, 1000000000000, 'credits given to an org from before credits',
+        CAST(extract(epoch FROM now()) * 1000000 AS BIGINT) FROM orgs;
+UPDATE orgs SET balance_micros = 1000000000000;
+UPDATE sandboxes SET last_settled_at = CAST(extract(epoch FROM now()) * 1000000 AS BIGINT)
+    WHERE state IN ('starting', 'running', 'paused');
