@@ -138,6 +138,22 @@ func (s *Store) ids(ctx context.Context, q string, args ...any) ([]string, error
 	return out, rows.Err()
 }
 
+// The statements of a settlement on SQLite, prepared once on its writer
+// (see hotStatements): a settlement runs each of them once, and preparing
+// one costs about as much as running it.
+const (
+	readBillingRow = `SELECT org_id, state, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
+		billed_micros, unbilled_nanos, last_settled_at, created_at FROM sandboxes WHERE id = ?`
+	readBalance      = `SELECT balance_micros FROM orgs WHERE id = ?`
+	takeBalance      = `UPDATE orgs SET balance_micros = balance_micros - ? WHERE id = ?`
+	recordSettlement = `INSERT INTO settlements (org_id, sandbox_id, state, from_at, to_at, cpu_micros, memory_micros,
+		gpu_micros, storage_micros, micros, balance_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	billSandbox = `UPDATE sandboxes SET billed_micros = ?, unbilled_nanos = ?, last_settled_at = ? WHERE id = ?`
+)
+
+// hotStatements are prepared on SQLite's writer when the ledger opens.
+var hotStatements = []string{readBillingRow, readBalance, takeBalance, recordSettlement, billSandbox}
+
 // Settle charges sandbox id for its time since its last settlement, up to
 // now, at table's prices: what it owes moves from its org's balance to its
 // billed credits, never taking the balance below zero (it takes what is
@@ -156,8 +172,7 @@ func (s *Store) Settle(ctx context.Context, id string, now time.Time, table pric
 			if err != nil || st.To.IsZero() {
 				return err
 			}
-			_, err = tx.exec(ctx, `UPDATE sandboxes SET billed_micros = ?, unbilled_nanos = ?, last_settled_at = ? WHERE id = ?`,
-				sb.BilledMicros, sb.UnbilledNanos, now.UnixMicro(), id)
+			_, err = tx.exec(ctx, billSandbox, sb.BilledMicros, sb.UnbilledNanos, now.UnixMicro(), id)
 			return err
 		})
 		return st, err
@@ -200,19 +215,17 @@ func (s *Store) settleRow(ctx context.Context, tx db, sb *sbx.Sandbox, state sbx
 		return Settlement{}, nil
 	}
 	var balance int64
-	if err := tx.row(ctx, `SELECT balance_micros FROM orgs WHERE id = ?`+tx.forUpdate(), sb.OrgID).Scan(&balance); err != nil {
+	if err := tx.row(ctx, readBalance+tx.forUpdate(), sb.OrgID).Scan(&balance); err != nil {
 		return Settlement{}, err
 	}
 	st := b.settlement(*sb, state, min(balance, b.owed), balance-min(balance, b.owed))
 	if st.Paid > 0 {
-		if _, err := tx.exec(ctx, `UPDATE orgs SET balance_micros = balance_micros - ? WHERE id = ?`, st.Paid, sb.OrgID); err != nil {
+		if _, err := tx.exec(ctx, takeBalance, st.Paid, sb.OrgID); err != nil {
 			return Settlement{}, err
 		}
 	}
 	if st.Owed > 0 {
-		err := tx.row(ctx, `INSERT INTO settlements (org_id, sandbox_id, state, from_at, to_at, cpu_micros, memory_micros,
-			gpu_micros, storage_micros, micros, balance_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			st.OrgID, st.SandboxID, string(st.State), st.From.UnixMicro(), st.To.UnixMicro(), st.CPU, st.Memory, st.GPU,
+		err := tx.row(ctx, recordSettlement, st.OrgID, st.SandboxID, string(st.State), st.From.UnixMicro(), st.To.UnixMicro(), st.CPU, st.Memory, st.GPU,
 			st.Storage, st.Paid, st.BalanceAfter).Scan(&st.ID)
 		if err != nil {
 			return Settlement{}, err
@@ -285,8 +298,7 @@ func billingRow(ctx context.Context, q db, id string) (sbx.Sandbox, error) {
 	var gpuCount, gpuFraction int
 	var created int64
 	var settled sql.NullInt64
-	err := q.row(ctx, `SELECT org_id, state, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
-		billed_micros, unbilled_nanos, last_settled_at, created_at FROM sandboxes WHERE id = ?`, id).
+	err := q.row(ctx, readBillingRow, id).
 		Scan(&sb.OrgID, &state, &sb.Resources.MilliCPU, &sb.Resources.MemoryMB, &gpuType, &gpuCount, &gpuFraction,
 			&sb.BilledMicros, &sb.UnbilledNanos, &settled, &created)
 	if errors.Is(err, sql.ErrNoRows) {

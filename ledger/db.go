@@ -24,18 +24,42 @@ type conn interface {
 type db struct {
 	c  conn
 	pg bool
+	// prepared holds statements prepared on the connection c's transaction
+	// runs on (SQLite's writer), by text; read-only once the store is open.
+	prepared map[string]*sql.Stmt
 }
 
 func (d db) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := d.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return d.c.ExecContext(ctx, d.sql(q), args...)
 }
 
 func (d db) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := d.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return d.c.QueryContext(ctx, d.sql(q), args...)
 }
 
 func (d db) row(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := d.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return d.c.QueryRowContext(ctx, d.sql(q), args...)
+}
+
+// stmt is q's prepared statement for d's transaction, or nil. database/sql
+// finds the statement already prepared on the transaction's connection, and
+// prepares it there again only if that connection was replaced.
+func (d db) stmt(ctx context.Context, q string) *sql.Stmt {
+	st, ok := d.prepared[q]
+	tx, isTx := d.c.(*sql.Tx)
+	if !ok || !isTx {
+		return nil
+	}
+	return tx.StmtContext(ctx, st)
 }
 
 // forUpdate is the clause that locks the rows a SELECT reads until the

@@ -38,6 +38,8 @@ type Store struct {
 	r    *sql.DB // reads: a pool (on PostgreSQL, the same one)
 	pg   bool
 	seal *seal.Box
+
+	prepared map[string]*sql.Stmt // SQLite: hotStatements, prepared on w
 }
 
 // Open opens the ledger at dsn, creating it if needed, and brings its schema
@@ -61,6 +63,17 @@ func Open(ctx context.Context, dsn string, key []byte) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if !s.pg {
+		s.prepared = map[string]*sql.Stmt{}
+		for _, q := range hotStatements {
+			st, err := s.w.PrepareContext(ctx, q)
+			if err != nil {
+				s.Close()
+				return nil, fmt.Errorf("ledger: preparing %q: %w", q, err)
+			}
+			s.prepared[q] = st
+		}
 	}
 	return s, nil
 }
@@ -108,6 +121,9 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	for _, st := range s.prepared {
+		st.Close()
+	}
 	if s.r == s.w {
 		return s.w.Close()
 	}
@@ -202,7 +218,7 @@ func (s *Store) writeOnce(ctx context.Context, fn func(db) error) error {
 	if err != nil {
 		return err
 	}
-	if err := fn(db{c: tx, pg: s.pg}); err != nil {
+	if err := fn(db{c: tx, pg: s.pg, prepared: s.prepared}); err != nil {
 		tx.Rollback()
 		return err
 	}
