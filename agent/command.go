@@ -20,8 +20,20 @@ import (
 // ending. Output that keeps coming keeps being read.
 const drainGrace = 250 * time.Millisecond
 
-// pumpBuffer is the size of each read of a command's output.
-const pumpBuffer = 64 << 10
+// pumpBuffer is the size of each read of a command's output, and
+// pipeSize the size asked for its pipes.
+const (
+	pumpBuffer = 256 << 10
+	pipeSize   = 1 << 20
+)
+
+// pumpPace is how long a pump waits, after a read that did not fill its
+// buffer, before it reads again: a busy command's small writes gather in
+// the pipe meanwhile, and one read takes them all. In gVisor, waking for
+// each of them (8 KiB at a time from coreutils) costs more than it moves.
+// The stream flushes every flushDelay anyway, so output is not later to
+// the client.
+const pumpPace = time.Millisecond
 
 // command is a process the agent started, on pipes or on a terminal, in its
 // own process group, and what became of it.
@@ -98,6 +110,9 @@ func (c *command) pump(s stream) {
 		}
 		if err != nil {
 			return
+		}
+		if n < len(buf) && c.running() {
+			time.Sleep(pumpPace)
 		}
 	}
 }

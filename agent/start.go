@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"golang.org/x/sys/unix"
 )
 
 // tagPattern is what a tag may look like.
@@ -168,6 +169,7 @@ func pipeWiring(cmd *exec.Cmd, stdin bool) (*wiring, error) {
 			w.closeParent()
 			return nil, err
 		}
+		growPipe(r)
 		w.outputs = append(w.outputs, stream{name: name, f: r})
 		w.child = append(w.child, wr)
 	}
@@ -183,4 +185,12 @@ func pipeWiring(cmd *exec.Cmd, stdin bool) (*wiring, error) {
 		w.child = append(w.child, r)
 	}
 	return w, nil
+}
+
+// growPipe asks for a pipe of pipeSize, so that a busy writer fills it
+// while the pump paces its reads; a smaller one is fine too.
+func growPipe(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strings"
+	"sync"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
@@ -65,6 +66,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, a
 		},
 		Transport:     agentcall.Transport,
 		FlushInterval: -1,
+		BufferPool:    responseBuffers,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() != nil {
 				return // the caller left
@@ -82,6 +84,17 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, a
 	}
 	rp.ServeHTTP(w, r)
 }
+
+// responseBuffers lend the proxy 256 KiB buffers for the agent's answers,
+// not the default 32 KiB: a command's output or a file comes out of the
+// sandbox faster than 32 KiB at a time, and each buffer is written (and,
+// streaming, flushed) to the client once.
+var responseBuffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}}
+
+type bufferPool struct{ pool sync.Pool }
+
+func (p *bufferPool) Get() []byte  { return *p.pool.Get().(*[]byte) }
+func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
 
 // largeChunks passes on a body of unknown length in chunks as large as the
 // caller's, up to 1 MiB, rather than the transport's 32 KiB: the agent pays
