@@ -28,14 +28,17 @@ func newCreditsRates(g *globals) *cobra.Command {
 					if !r.EffectiveAt.IsZero() {
 						from = r.EffectiveAt.Format(time.RFC3339)
 					}
-					share := ""
+					share, typ := "", r.GPUType
 					if r.Resource == "gpu" {
 						share = "whole card"
+						if typ == "" {
+							typ = "any other"
+						}
 						if r.GPUShare > 0 {
 							share = fmt.Sprintf("%d%%", r.GPUShare)
 						}
 					}
-					rows = append(rows, []string{r.Resource, r.GPUType, share, r.CreditsPerSecond, from})
+					rows = append(rows, []string{r.Resource, typ, share, r.CreditsPerSecond, from})
 				}
 				return table(w, []string{"RESOURCE", "GPU TYPE", "GPU SHARE", "CREDITS PER SECOND", "FROM"}, rows)
 			})
