@@ -266,3 +266,48 @@ func micros(t *testing.T, credits string) int64 {
 	}
 	return n
 }
+
+// sbx credits over a real serve: prices, top-ups, the balance with its
+// settlements, and the spending breakdown; bad input is a usage error.
+func TestCreditsCLI(t *testing.T) {
+	s := startServer(t, serverOpts{args: []string{"--meter-interval", "50ms", "--initial-credits", "10"}})
+	if out := s.ok("credits", "set-rate", "cpu", "0.5"); !strings.Contains(out, "cpu costs 0.500000000 credits a second from") {
+		t.Errorf("set-rate: %q", out)
+	}
+	rates := s.ok("credits", "rates")
+	if !strings.Contains(rates, "CREDITS PER SECOND") || !strings.Contains(rates, "0.500000000") || !strings.Contains(rates, "any other") {
+		t.Errorf("rates:\n%s", rates)
+	}
+	id := strings.SplitN(s.ok("sandbox", "create", "base", "--wait", "--cpu", "1"), "\n", 2)[0]
+	uuid := s.get(id).ID // settlements name the sbx UUID
+	balance := s.ok("credits", "balance", "--limit", "5")
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(balance, uuid) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		balance = s.ok("credits", "balance", "--limit", "5")
+	}
+	if !strings.HasPrefix(balance, "org default: ") || !strings.Contains(balance, "BALANCE AFTER") || !strings.Contains(balance, uuid+"  running") {
+		t.Fatalf("balance:\n%s", balance)
+	}
+	if out := s.ok("credits", "top-up", "default", "2.5", "--note", "cli"); !strings.HasPrefix(out, "org default: ") {
+		t.Errorf("top-up: %q", out)
+	}
+	spending := s.ok("credits", "spending", "--from", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339))
+	if !strings.Contains(spending, "org default spent") || !strings.Contains(spending, "by resource: cpu") || !strings.Contains(spending, id) {
+		t.Errorf("spending:\n%s", spending)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"credits", "balance", "--limit", "0"}, 2, "--limit 0"},
+		{[]string{"credits", "spending", "--from", "yesterday"}, 2, "RFC 3339"},
+		{[]string{"credits", "top-up", "default"}, 2, "takes ORG CREDITS"},
+		{[]string{"credits", "top-up", "default", "lots"}, 1, "positive"},
+		{[]string{"credits", "set-rate", "disk", "1"}, 1, "resource"},
+	} {
+		if _, errOut, code := s.cli(c.args...); code != c.code || !strings.Contains(errOut, c.err) {
+			t.Errorf("sbx %s: exit %d, stderr %q; want exit %d containing %q", strings.Join(c.args, " "), code, errOut, c.code, c.err)
+		}
+	}
+}
