@@ -22,7 +22,7 @@ func newCreditsBalance(g *globals) *cobra.Command {
 			if limit < 1 || limit > 1000 {
 				return usagef("--limit %d: want 1 to 1000", limit)
 			}
-			org, err := myOrg(ctx, c)
+			org, err := (&scope{}).orgOf(ctx, c)
 			if err != nil {
 				return err
 			}

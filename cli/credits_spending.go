@@ -28,7 +28,7 @@ func newCreditsSpending(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			org, err := myOrg(ctx, c)
+			org, err := (&scope{}).orgOf(ctx, c)
 			if err != nil {
 				return err
 			}

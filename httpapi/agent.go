@@ -88,10 +88,15 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, a
 // responseBuffers lend the proxy 256 KiB buffers for the agent's answers,
 // not the default 32 KiB: a command's output or a file comes out of the
 // sandbox faster than 32 KiB at a time, and each buffer is written (and,
-// streaming, flushed) to the client once.
-var responseBuffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}}
+// streaming, flushed) to the client once. requestBuffers serve largeChunks.
+var responseBuffers, requestBuffers = newBufferPool(256 << 10), newBufferPool(1 << 20)
 
+// bufferPool lends byte slices of one size (an httputil.BufferPool).
 type bufferPool struct{ pool sync.Pool }
+
+func newBufferPool(size int) *bufferPool {
+	return &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, size); return &b }}}
+}
 
 func (p *bufferPool) Get() []byte  { return *p.pool.Get().(*[]byte) }
 func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
@@ -102,5 +107,7 @@ func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
 type largeChunks struct{ io.ReadCloser }
 
 func (b largeChunks) WriteTo(w io.Writer) (int64, error) {
-	return io.CopyBuffer(w, struct{ io.Reader }{b.ReadCloser}, make([]byte, 1<<20))
+	buf := requestBuffers.Get()
+	defer requestBuffers.Put(buf)
+	return io.CopyBuffer(w, struct{ io.Reader }{b.ReadCloser}, buf)
 }

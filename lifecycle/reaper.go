@@ -35,9 +35,7 @@ func (m *Manager) RunReaper(ctx context.Context) {
 func (m *Manager) Reap(ctx context.Context) {
 	expired, err := m.store.Expired(ctx, m.clock.Now())
 	if err != nil {
-		if ctx.Err() == nil {
-			m.log.Error("reaper: listing expired sandboxes", "err", err)
-		}
+		m.logLoop(ctx, "reaper: listing expired sandboxes", err)
 		return
 	}
 	for _, sb := range expired {
@@ -61,9 +59,7 @@ func (m *Manager) hibernateIdle(ctx context.Context) {
 	}
 	idle, err := m.store.IdlePaused(ctx, m.clock.Now().Add(-m.cfg.HibernateAfter))
 	if err != nil {
-		if ctx.Err() == nil {
-			m.log.Error("reaper: listing idle sandboxes", "err", err)
-		}
+		m.logLoop(ctx, "reaper: listing idle sandboxes", err)
 		return
 	}
 	for _, sb := range idle {
