@@ -91,12 +91,15 @@ func TestExecMeasuresAndLeavesNothing(t *testing.T) {
 	if x == nil || x.RoundTrip.Local.N != 5 || x.RoundTrip.Local.P50 <= 0 || x.RoundTrip.Runsc.P50 <= 0 {
 		t.Fatalf("round trip: %+v", x)
 	}
+	if x.Spawn.N != 5 || x.Spawn.P50 <= 0 {
+		t.Errorf("true run inside the sandbox: %+v", x.Spawn)
+	}
 	for _, tr := range []Transfer{x.Output, x.Upload, x.Download} {
 		if tr.MB != 4 || tr.Local.N != 1 || tr.Local.P50 <= 0 || tr.Runsc.P50 <= 0 {
 			t.Errorf("transfer: %+v", tr)
 		}
 	}
-	if len(r.Rows) != 5 || r.Rows[0].Met == nil || r.Rows[2].Met == nil {
+	if len(r.Rows) != 6 || r.Rows[0].Met == nil || r.Rows[3].Met == nil {
 		t.Errorf("rows: %+v", r.Rows)
 	}
 	checkNothingLeft(t, cfg.Name)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx/client"
+	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/local/runsc"
 	"github.com/sbxdev/sbx/server"
 )
@@ -25,6 +26,7 @@ import (
 // time one call took, in milliseconds.
 type ExecResult struct {
 	RoundTrip Pair     `json:"round_trip"`
+	Spawn     Stat     `json:"spawn_in_sandbox"` // `true` run by a process inside the sandbox: gVisor's floor under RoundTrip
 	Output    Transfer `json:"output"`
 	Upload    Transfer `json:"upload"`
 	Download  Transfer `json:"download"`
@@ -161,7 +163,31 @@ func (e *execLab) roundTrip(ctx context.Context, res *ExecResult) error {
 	}
 	res.RoundTrip = p
 	e.cfg.progress("round trip of true: API p50 %.2f ms, runsc exec p50 %.2f ms", p.Local.P50, p.Runsc.P50)
+	gap := time.Duration(p.Local.P50 * float64(time.Millisecond))
+	if res.Spawn, err = e.spawnFloor(ctx, gap); err != nil {
+		return err
+	}
+	e.cfg.progress("true spawned inside the sandbox, one per %v: p50 %.2f ms", gap.Round(time.Microsecond), res.Spawn.P50)
 	return nil
+}
+
+// spawnFloor times Calls runs of `true` by a process inside the sandbox (this
+// binary, as `sbx bench spawn`), idle for gap between runs as the sandbox is
+// between the API's round trips.
+func (e *execLab) spawnFloor(ctx context.Context, gap time.Duration) (Stat, error) {
+	var out bytes.Buffer
+	if err := e.runsc(ctx, nil, &out, local.AgentMount, "bench", "spawn", "--n", strconv.Itoa(e.cfg.Calls), "--gap", gap.String(), "--", "true"); err != nil {
+		return Stat{}, err
+	}
+	var times []time.Duration
+	for _, line := range strings.Fields(out.String()) {
+		ns, err := strconv.ParseInt(line, 10, 64)
+		if err != nil {
+			return Stat{}, fmt.Errorf("sbx bench spawn printed %q, not nanoseconds", line)
+		}
+		times = append(times, time.Duration(ns))
+	}
+	return NewStat(times), nil
 }
 
 // output reads what `head -c N /dev/zero` writes, Rounds times each way.

@@ -141,6 +141,9 @@ func (r *Report) rows() []Row {
 				Row{"exec `true` round trip p50", msText(rt.Local.P50), "runsc exec " + msText(rt.Runsc.P50), Ratio(rt.Local.P50, rt.Runsc.P50), t, met},
 				Row{"exec `true` round trip p95", msText(rt.Local.P95), "runsc exec " + msText(rt.Runsc.P95), Ratio(rt.Local.P95, rt.Runsc.P95), "", nil})
 		}
+		if s := x.Spawn; s.N > 0 {
+			rows = append(rows, Row{"`true` run inside the sandbox p50", msText(s.P50), "gVisor's floor under the round trip", 0, "", nil})
+		}
 		for _, tr := range []struct {
 			name string
 			t    Transfer

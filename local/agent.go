@@ -15,8 +15,9 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 )
 
-// agentMount is where the agent binary appears inside every sandbox.
-const agentMount = "/.sbx/sbx"
+// AgentMount is where the agent binary (this sbx binary) appears inside every
+// sandbox.
+const AgentMount = "/.sbx/sbx"
 
 // installAgent copies the agent binary to <DataDir>/agent/sbx-<sha256>, once.
 // Bundles name that copy, which never changes: a sandbox hibernated under
@@ -80,7 +81,7 @@ func (p *Provider) removeUnusedAgents() error {
 			continue // no bundle: nothing of it runs
 		}
 		for _, m := range spec.Mounts {
-			if m.Destination == agentMount {
+			if m.Destination == AgentMount {
 				used[m.Source] = true
 			}
 		}
@@ -101,8 +102,8 @@ func (p *Provider) removeUnusedAgents() error {
 // checkpoint with this same spec, so the start command runs once per
 // sandbox, not once per wake.
 func withAgent(s *specs.Spec, binary, token, start string) {
-	s.Mounts = append(s.Mounts, specs.Mount{Destination: agentMount, Type: "bind", Source: binary, Options: []string{"bind", "ro"}})
-	s.Process.Args = []string{agentMount, "agent", "--port", fmt.Sprint(apiv1.AgentPort)}
+	s.Mounts = append(s.Mounts, specs.Mount{Destination: AgentMount, Type: "bind", Source: binary, Options: []string{"bind", "ro"}})
+	s.Process.Args = []string{AgentMount, "agent", "--port", fmt.Sprint(apiv1.AgentPort)}
 	if start != "" {
 		s.Process.Args = append(s.Process.Args, "--start", start)
 	}

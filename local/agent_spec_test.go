@@ -18,7 +18,7 @@ func TestWithAgentArgs(t *testing.T) {
 	for _, start := range []string{"", "python3 -m http.server 8000", "--odd 'quoted' $HOME\nsecond line"} {
 		s := OCISpec(sbx.Spec{ProviderSandboxID: "sbx-spec"}, "/rootfs", nil, "/sbx/sbx-spec", "", nil)
 		withAgent(s, "/data/agent/sbx-0123", "token", start)
-		want := []string{agentMount, "agent", "--port", "49983"}
+		want := []string{AgentMount, "agent", "--port", "49983"}
 		if start != "" {
 			want = append(want, "--start", start)
 		}
@@ -28,7 +28,7 @@ func TestWithAgentArgs(t *testing.T) {
 		if !slices.Contains(s.Process.Env, "SBX_ACCESS_TOKEN=token") {
 			t.Errorf("start %q: no token in %q", start, s.Process.Env)
 		}
-		mount := specs.Mount{Destination: agentMount, Type: "bind", Source: "/data/agent/sbx-0123", Options: []string{"bind", "ro"}}
+		mount := specs.Mount{Destination: AgentMount, Type: "bind", Source: "/data/agent/sbx-0123", Options: []string{"bind", "ro"}}
 		if !slices.ContainsFunc(s.Mounts, func(m specs.Mount) bool {
 			return m.Destination == mount.Destination && m.Source == mount.Source && slices.Equal(m.Options, mount.Options)
 		}) {
