@@ -147,20 +147,48 @@ type Plan struct {
 	MaxTimeout    time.Duration // the longest timeout one sandbox may have
 }
 
-// Runtime is a project's long-lived compute slot: idle (no sandbox),
-// running or paused. Every project has exactly one, made with it.
+// Runtime is a project's durable environment: a lightweight record that
+// holds zero or one current sandbox (kind runtime) and the configuration
+// every sandbox it starts gets. Capability bindings and sessions hang off
+// the runtime, so they outlive its sandboxes. Every project has exactly one,
+// made with it.
 type Runtime struct {
 	ID          string
 	OrgID       string
 	WorkspaceID string
 	ProjectID   string
-	Status      string // idle, running, paused
-	SandboxID   string // empty while idle
+	Status      string // derived from the current sandbox: idle (none, or it ended), running, paused
+	SandboxID   string // the current sandbox's sbx UUID; empty while idle
+	Config      RuntimeConfig
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
 
+// RuntimeConfig is what a runtime's next sandbox is made with.
+type RuntimeConfig struct {
+	TemplateID string
+	Resources  Resources         // a zero field takes the server's default
+	Timeout    time.Duration     // the sandbox's timeout; 0 takes the server's default
+	Ports      []int             // the ports a client reaches at preview URLs
+	Env        map[string]string // environment variables of the sandbox
+	Labels     map[string]string // metadata of the sandbox
+}
+
 // The runtime states.
 const (
-	RuntimeIdle = "idle"
+	RuntimeIdle    = "idle"
+	RuntimeRunning = "running"
+	RuntimePaused  = "paused"
 )
+
+// RuntimeStatus is the status of a runtime whose current sandbox is in
+// state (empty: it has none).
+func RuntimeStatus(state State) string {
+	switch state {
+	case StateStarting, StateRunning:
+		return RuntimeRunning
+	case StatePaused:
+		return RuntimePaused
+	}
+	return RuntimeIdle
+}

@@ -58,42 +58,18 @@ func (cfg Config) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 	if body.Kind != "" && !req.Kind.Valid() {
 		p.add("kind", "kind %q must be task, runtime or world", body.Kind)
 	}
-	if len(body.EnvVars) > maxEnvVars {
-		p.add("envVars", "envVars may hold at most %d variables", maxEnvVars)
-	}
-	for k, v := range body.EnvVars {
-		if !envNamePattern.MatchString(k) {
-			p.add("envVars."+k, "environment variable name %q must be letters, digits and '_', not starting with a digit", k)
-		} else if len(v) > maxEnvValueBytes {
-			p.add("envVars."+k, "environment variable %s is longer than %d bytes", k, maxEnvValueBytes)
-		}
-	}
-	if len(body.Metadata) > maxMetadata {
-		p.add("metadata", "metadata may hold at most %d keys", maxMetadata)
-	}
-	for k, v := range body.Metadata {
-		switch {
-		case k == "" || len(k) > maxMetaKeyBytes || strings.ContainsAny(k, "=\x00"):
-			p.add("metadata", "metadata key %q must be 1-%d bytes without '='", k, maxMetaKeyBytes)
-		case len(v) > maxMetaValBytes || strings.ContainsRune(v, 0):
-			p.add("metadata."+k, "metadata value for %q must be at most %d bytes", k, maxMetaValBytes)
-		}
-	}
+	p.env("envVars", body.EnvVars)
+	p.metadata("metadata", body.Metadata)
 	cpu := cfg.DefaultCPU
 	if body.CPU != nil {
 		cpu = *body.CPU
 	}
-	if !(cpu >= 0.001 && cpu <= cfg.MaxCPU) || math.IsNaN(cpu) {
-		p.add("cpu", "cpu must be between 0.001 and %g vCPU", cfg.MaxCPU)
-	}
-	req.Resources.MilliCPU = int64(math.Round(cpu * 1000))
+	req.Resources.MilliCPU = cfg.milliCPU(&p, "cpu", cpu)
 	req.Resources.MemoryMB = cfg.DefaultMemory
 	if body.MemoryMB != nil {
 		req.Resources.MemoryMB = *body.MemoryMB
 	}
-	if req.Resources.MemoryMB < 64 || req.Resources.MemoryMB > cfg.MaxMemoryMB {
-		p.add("memoryMB", "memoryMB must be between 64 and %d", cfg.MaxMemoryMB)
-	}
+	cfg.memory(&p, "memoryMB", req.Resources.MemoryMB)
 	if g := body.GPU; g != nil {
 		gpu := sbx.GPURequest{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
 		if gpu.Count == 0 {
@@ -139,4 +115,48 @@ func (p problems) err() error {
 		msgs[i] = f.Message
 	}
 	return &sbx.Error{Code: sbx.EInvalid, Message: strings.Join(msgs, "; "), Fields: p}
+}
+
+// env checks environment variables given in field.
+func (p *problems) env(field string, env map[string]string) {
+	if len(env) > maxEnvVars {
+		p.add(field, "%s may hold at most %d variables", field, maxEnvVars)
+	}
+	for k, v := range env {
+		if !envNamePattern.MatchString(k) {
+			p.add(field+"."+k, "environment variable name %q must be letters, digits and '_', not starting with a digit", k)
+		} else if len(v) > maxEnvValueBytes {
+			p.add(field+"."+k, "environment variable %s is longer than %d bytes", k, maxEnvValueBytes)
+		}
+	}
+}
+
+// metadata checks metadata given in field.
+func (p *problems) metadata(field string, m map[string]string) {
+	if len(m) > maxMetadata {
+		p.add(field, "%s may hold at most %d keys", field, maxMetadata)
+	}
+	for k, v := range m {
+		switch {
+		case k == "" || len(k) > maxMetaKeyBytes || strings.ContainsAny(k, "=\x00"):
+			p.add(field, "%s key %q must be 1-%d bytes without '='", field, k, maxMetaKeyBytes)
+		case len(v) > maxMetaValBytes || strings.ContainsRune(v, 0):
+			p.add(field+"."+k, "%s value for %q must be at most %d bytes", field, k, maxMetaValBytes)
+		}
+	}
+}
+
+// milliCPU checks a vCPU count given in field and answers it in thousandths.
+func (cfg Config) milliCPU(p *problems, field string, cpu float64) int64 {
+	if !(cpu >= 0.001 && cpu <= cfg.MaxCPU) || math.IsNaN(cpu) {
+		p.add(field, "%s must be between 0.001 and %g vCPU", field, cfg.MaxCPU)
+	}
+	return int64(math.Round(cpu * 1000))
+}
+
+// memory checks a memory size in MiB given in field.
+func (cfg Config) memory(p *problems, field string, mb int64) {
+	if mb < 64 || mb > cfg.MaxMemoryMB {
+		p.add(field, "%s must be between 64 and %d", field, cfg.MaxMemoryMB)
+	}
 }

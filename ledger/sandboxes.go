@@ -357,9 +357,9 @@ func decodeCursor(c string) (int64, string, error) {
 	return n, id, nil
 }
 
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

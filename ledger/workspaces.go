@@ -158,18 +158,3 @@ func (s *Store) WorkspaceProjects(ctx context.Context, orgID, workspaceID string
 	out, next := page(out, p, func(x sbx.Project) (time.Time, string) { return x.CreatedAt, x.ID })
 	return out, next, nil
 }
-
-// Runtime returns the runtime of a project.
-func (s *Store) Runtime(ctx context.Context, projectID string) (sbx.Runtime, error) {
-	var rt sbx.Runtime
-	var sandbox sql.NullString
-	var created, updated int64
-	err := s.read().row(ctx, `SELECT id, org_id, workspace_id, project_id, status, sandbox_id, created_at, updated_at
-		FROM runtimes WHERE project_id = ?`, projectID).
-		Scan(&rt.ID, &rt.OrgID, &rt.WorkspaceID, &rt.ProjectID, &rt.Status, &sandbox, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return rt, sbx.Errorf(sbx.ENotFound, "project %s has no runtime", projectID)
-	}
-	rt.SandboxID, rt.CreatedAt, rt.UpdatedAt = sandbox.String, time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
-	return rt, err
-}

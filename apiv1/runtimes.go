@@ -1,0 +1,47 @@
+package apiv1
+
+import "time"
+
+// Runtime is a project's durable environment: the record that holds zero or
+// one current sandbox (kind runtime), the configuration its next sandbox is
+// made with, and, hanging off it, capability bindings and sessions.
+type Runtime struct {
+	ID          string        `json:"id"`
+	WorkspaceID string        `json:"workspace_id"`
+	ProjectID   string        `json:"project_id"`
+	Status      string        `json:"status" enum:"idle,running,paused" doc:"idle: no sandbox (never started, reset, or its sandbox ended); running; paused."`
+	SandboxID   string        `json:"sandbox_id,omitempty" doc:"The current sandbox's provider sandbox ID, while the runtime has one."`
+	Sandbox     *Sandbox      `json:"sandbox,omitempty" doc:"The current sandbox: its state, pause_reason and credit fields. Only on a single runtime's answers."`
+	Config      RuntimeConfig `json:"config"`
+	CreatedAt   time.Time     `json:"created_at"`
+	UpdatedAt   time.Time     `json:"updated_at"`
+}
+
+// RuntimeConfig is what a runtime's next sandbox is made with.
+type RuntimeConfig struct {
+	TemplateID string            `json:"template_id" doc:"The template its sandboxes start from."`
+	CPU        float64           `json:"cpu,omitempty" doc:"vCPU; absent: the server's default."`
+	MemoryMB   int64             `json:"memory_mb,omitempty" doc:"Memory in MiB; absent: the server's default."`
+	Timeout    int64             `json:"timeout,omitempty" doc:"The sandbox's timeout in seconds; absent: the server's default."`
+	Ports      []int             `json:"ports" doc:"Ports a client reaches at the sandbox's preview URLs."`
+	Env        map[string]string `json:"env" doc:"Environment variables of its sandboxes."`
+	Labels     map[string]string `json:"labels" doc:"Metadata of its sandboxes."`
+}
+
+// RuntimeList is a page of a workspace's runtimes, oldest first.
+type RuntimeList struct {
+	Items      []Runtime `json:"items"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// UpdateRuntimeRequest is the body of PATCH …/runtimes/{runtime_id}: the
+// fields given replace the runtime's configuration; the next start uses it.
+type UpdateRuntimeRequest struct {
+	TemplateID *string            `json:"template_id,omitempty"`
+	CPU        *float64           `json:"cpu,omitempty"`
+	MemoryMB   *int64             `json:"memory_mb,omitempty"`
+	Timeout    *int64             `json:"timeout,omitempty" doc:"Seconds."`
+	Ports      *[]int             `json:"ports,omitempty"`
+	Env        *map[string]string `json:"env,omitempty"`
+	Labels     *map[string]string `json:"labels,omitempty"`
+}

@@ -1,0 +1,176 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// A workspace's runtimes, one per project: everyone in the workspace reads
+// and drives them; a project-scoped key reaches only its project's.
+
+func (s *Server) listRuntimes(w http.ResponseWriter, r *http.Request) {
+	ws, ok := s.workspace(w, r)
+	if !ok {
+		return
+	}
+	if _, ok := s.member(w, r, ws, "listing runtimes"); !ok {
+		return
+	}
+	p, ok := s.page(w, r)
+	if !ok {
+		return
+	}
+	list, next, err := s.store.Runtimes(r.Context(), ws.OrgID, ws.ID, p)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := apiv1.RuntimeList{Items: []apiv1.Runtime{}, NextCursor: next}
+	c := caller(r)
+	for _, rt := range list {
+		if c.OrgWide() || rt.ProjectID == c.Key.ProjectID {
+			out.Items = append(out.Items, s.runtimeBody(rt, nil))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getRuntime(w http.ResponseWriter, r *http.Request) {
+	if rt, ok := s.runtime(w, r, "reading a runtime"); ok {
+		s.renderRuntime(w, r, http.StatusOK, rt)
+	}
+}
+
+// updateRuntime replaces the fields of the runtime's configuration that the
+// body names. A sandbox already running keeps what it was made with.
+func (s *Server) updateRuntime(w http.ResponseWriter, r *http.Request) {
+	var body apiv1.UpdateRuntimeRequest
+	if !s.body(w, r, &body) {
+		return
+	}
+	rt, ok := s.runtime(w, r, "configuring a runtime")
+	if !ok {
+		return
+	}
+	cfg, err := s.runtimeConfig(rt.Config, body)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if rt, err = s.store.SetRuntimeConfig(r.Context(), rt.OrgID, rt.WorkspaceID, rt.ID, cfg, s.clock.Now()); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.renderRuntime(w, r, http.StatusOK, rt)
+}
+
+// runtime finds the {runtime_id} of the path in the {workspace} of the
+// caller's org, for a caller who is a member there (what names the action);
+// on failure it has answered.
+func (s *Server) runtime(w http.ResponseWriter, r *http.Request, what string) (sbx.Runtime, bool) {
+	ws, ok := s.workspace(w, r)
+	if !ok {
+		return sbx.Runtime{}, false
+	}
+	if _, ok := s.member(w, r, ws, what); !ok {
+		return sbx.Runtime{}, false
+	}
+	rt, err := s.store.GetRuntime(r.Context(), ws.OrgID, ws.ID, r.PathValue("runtime_id"))
+	if c := caller(r); err == nil && !c.OrgWide() && rt.ProjectID != c.Key.ProjectID {
+		err = sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", rt.ID)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return rt, false
+	}
+	return rt, true
+}
+
+// member checks that the caller has a role in workspace ws; on failure it
+// has answered.
+func (s *Server) member(w http.ResponseWriter, r *http.Request, ws sbx.Workspace, what string) (sbx.Role, bool) {
+	role, err := s.workspaceRole(r.Context(), caller(r), ws.ID)
+	if err == nil {
+		err = needIn(role, sbx.RoleMember, what, ws.Name)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return role, false
+	}
+	return role, true
+}
+
+// renderRuntime answers a runtime with its current sandbox.
+func (s *Server) renderRuntime(w http.ResponseWriter, r *http.Request, status int, rt sbx.Runtime) {
+	var sb *sbx.Sandbox
+	if rt.SandboxID != "" {
+		got, err := s.store.GetSandbox(r.Context(), rt.OrgID, rt.SandboxID)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		sb = &got
+	}
+	writeJSON(w, status, s.runtimeBody(rt, sb))
+}
+
+func (s *Server) runtimeBody(rt sbx.Runtime, sb *sbx.Sandbox) apiv1.Runtime {
+	c := rt.Config
+	out := apiv1.Runtime{
+		ID: rt.ID, WorkspaceID: rt.WorkspaceID, ProjectID: rt.ProjectID, Status: rt.Status,
+		Config: apiv1.RuntimeConfig{TemplateID: c.TemplateID, CPU: float64(c.Resources.MilliCPU) / 1000, MemoryMB: c.Resources.MemoryMB,
+			Timeout: int64(c.Timeout / time.Second), Ports: c.Ports, Env: c.Env, Labels: c.Labels},
+		CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
+	}
+	if sb != nil {
+		body := s.sandbox(*sb, nil)
+		out.Sandbox, out.SandboxID = &body, sb.ProviderSandboxID
+	}
+	return out
+}
+
+// runtimeConfig applies an update to a runtime's configuration, checking
+// every field it names.
+func (s *Server) runtimeConfig(c sbx.RuntimeConfig, body apiv1.UpdateRuntimeRequest) (sbx.RuntimeConfig, error) {
+	var p problems
+	cfg, maxTimeout := s.cfg, s.mgr.Config().MaxTimeout
+	if v := body.TemplateID; v != nil {
+		if !templatePattern.MatchString(*v) {
+			p.add("template_id", "template_id %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", *v)
+		}
+		c.TemplateID = *v
+	}
+	if v := body.CPU; v != nil {
+		c.Resources.MilliCPU = cfg.milliCPU(&p, "cpu", *v)
+	}
+	if v := body.MemoryMB; v != nil {
+		cfg.memory(&p, "memory_mb", *v)
+		c.Resources.MemoryMB = *v
+	}
+	if v := body.Timeout; v != nil {
+		if *v < 1 || *v > int64(maxTimeout/time.Second) {
+			p.add("timeout", "timeout must be between 1 and %d seconds", int64(maxTimeout/time.Second))
+		}
+		c.Timeout = time.Duration(*v) * time.Second
+	}
+	if v := body.Ports; v != nil {
+		for _, port := range *v {
+			if port < 1 || port > 65535 || port == apiv1.AgentPort {
+				p.add("ports", "port %d must be between 1 and 65535 and not the agent's %d", port, apiv1.AgentPort)
+			}
+		}
+		c.Ports = *v
+	}
+	if v := body.Env; v != nil {
+		p.env("env", *v)
+		c.Env = *v
+	}
+	if v := body.Labels; v != nil {
+		p.metadata("labels", *v)
+		c.Labels = *v
+	}
+	return c, p.err()
+}

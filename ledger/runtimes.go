@@ -1,0 +1,118 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Runtimes: one per project, made with it (insertProject). A runtime's
+// status is read from its current sandbox's state, so a sandbox that ends
+// by any road (timeout, delete, failure) leaves its runtime idle.
+
+// runtimeColumns are what scanRuntime reads: the runtime joined to its
+// current sandbox (alias s) for the state.
+const runtimeColumns = `r.id, r.org_id, r.workspace_id, r.project_id, r.sandbox_id, s.state, r.template_id, r.milli_cpu, r.memory_mb,
+	r.timeout_s, r.ports, r.env, r.labels, r.created_at, r.updated_at`
+
+const runtimeFrom = ` FROM runtimes r LEFT JOIN sandboxes s ON s.id = r.sandbox_id `
+
+// Runtime returns the runtime of a project.
+func (s *Store) Runtime(ctx context.Context, projectID string) (sbx.Runtime, error) {
+	rt, err := scanRuntime(s.read().row(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.project_id = ?`, projectID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return rt, sbx.Errorf(sbx.ENotFound, "project %s has no runtime", projectID)
+	}
+	return rt, err
+}
+
+// GetRuntime finds runtime id in a workspace of an org.
+func (s *Store) GetRuntime(ctx context.Context, orgID, workspaceID, id string) (sbx.Runtime, error) {
+	return getRuntime(ctx, s.read(), orgID, workspaceID, id)
+}
+
+func getRuntime(ctx context.Context, q db, orgID, workspaceID, id string) (sbx.Runtime, error) {
+	rt, err := scanRuntime(q.row(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.id = ? AND r.org_id = ? AND r.workspace_id = ?`,
+		id, orgID, workspaceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return rt, sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", id)
+	}
+	return rt, err
+}
+
+// Runtimes returns a page of a workspace's runtimes, oldest first.
+func (s *Store) Runtimes(ctx context.Context, orgID, workspaceID string, p Page) ([]sbx.Runtime, string, error) {
+	where, args, err := p.after("r.created_at", "r.id")
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := s.read().query(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.org_id = ? AND r.workspace_id = ? AND `+where+`
+		ORDER BY r.created_at, r.id LIMIT ?`, append(append([]any{orgID, workspaceID}, args...), p.limit()+1)...)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	var out []sbx.Runtime
+	for rows.Next() {
+		rt, err := scanRuntime(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, rt)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	out, next := page(out, p, func(x sbx.Runtime) (time.Time, string) { return x.CreatedAt, x.ID })
+	return out, next, nil
+}
+
+// SetRuntimeConfig replaces what a runtime's next sandbox is made with.
+func (s *Store) SetRuntimeConfig(ctx context.Context, orgID, workspaceID, id string, cfg sbx.RuntimeConfig, now time.Time) (sbx.Runtime, error) {
+	ports, _ := json.Marshal(nonNil(cfg.Ports))
+	env, _ := json.Marshal(nonNilMap(cfg.Env))
+	labels, _ := json.Marshal(nonNilMap(cfg.Labels))
+	var rt sbx.Runtime
+	err := s.write(ctx, func(tx db) error {
+		res, err := tx.exec(ctx, `UPDATE runtimes SET template_id = ?, milli_cpu = ?, memory_mb = ?, timeout_s = ?, ports = ?, env = ?, labels = ?,
+			updated_at = ? WHERE id = ? AND org_id = ? AND workspace_id = ?`,
+			cfg.TemplateID, cfg.Resources.MilliCPU, cfg.Resources.MemoryMB, int64(cfg.Timeout/time.Second), string(ports), string(env), string(labels),
+			now.UnixMicro(), id, orgID, workspaceID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", id)
+		}
+		rt, err = getRuntime(ctx, tx, orgID, workspaceID, id)
+		return err
+	})
+	return rt, err
+}
+
+func scanRuntime(r interface{ Scan(...any) error }) (sbx.Runtime, error) {
+	var rt sbx.Runtime
+	var sandbox, state sql.NullString
+	var timeout, created, updated int64
+	var ports, env, labels string
+	err := r.Scan(&rt.ID, &rt.OrgID, &rt.WorkspaceID, &rt.ProjectID, &sandbox, &state, &rt.Config.TemplateID,
+		&rt.Config.Resources.MilliCPU, &rt.Config.Resources.MemoryMB, &timeout, &ports, &env, &labels, &created, &updated)
+	if err != nil {
+		return rt, err
+	}
+	rt.Status = sbx.RuntimeStatus(sbx.State(state.String))
+	if rt.Status != sbx.RuntimeIdle {
+		rt.SandboxID = sandbox.String
+	}
+	rt.Config.Timeout = time.Duration(timeout) * time.Second
+	if err := errors.Join(json.Unmarshal([]byte(ports), &rt.Config.Ports), json.Unmarshal([]byte(env), &rt.Config.Env),
+		json.Unmarshal([]byte(labels), &rt.Config.Labels)); err != nil {
+		return rt, err
+	}
+	rt.CreatedAt, rt.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	return rt, nil
+}
