@@ -155,7 +155,7 @@ var operations = map[string]op{
 		status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404}},
 	"PATCH /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}": {id: "updateRuntime", summary: "Change what the runtime's next sandbox is made with",
 		description: "The fields given replace the runtime's configuration; a sandbox already running keeps what it was made with.",
-		body: apiv1.UpdateRuntimeRequest{}, bodyRequired: true, status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404}},
+		body:        apiv1.UpdateRuntimeRequest{}, bodyRequired: true, status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404}},
 	"GET /api/v1/org/{org}/ws/{workspace}/members": {id: "listMembers", summary: "A workspace's members, by when they joined",
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.MemberList{}, errors: readErrs},
 	"POST /api/v1/org/{org}/ws/{workspace}/members": {id: "addMember", summary: "Add a member to a workspace (owners and admins of it, with a role not above theirs)",
