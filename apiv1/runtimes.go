@@ -45,3 +45,13 @@ type UpdateRuntimeRequest struct {
 	Env        *map[string]string `json:"env,omitempty"`
 	Labels     *map[string]string `json:"labels,omitempty"`
 }
+
+// StartRuntimeRequest is the body of POST …/runtimes/{runtime_id}/start.
+type StartRuntimeRequest struct {
+	RequestedRuntimeLimitSeconds *int64 `json:"requested_runtime_limit_seconds,omitempty" doc:"The sandbox's timeout in seconds for this start; absent: the runtime's configured timeout."`
+}
+
+// KeepaliveRuntimeRequest is the body of POST …/runtimes/{runtime_id}/keepalive.
+type KeepaliveRuntimeRequest struct {
+	ExtendSeconds *int64 `json:"extend_seconds,omitempty" doc:"Keep the running sandbox alive at least this many seconds from now; it never shortens. Absent: the runtime's configured timeout (or the server's default)."`
+}

@@ -1,11 +1,15 @@
 package httpapi
 
 import (
+	"cmp"
+	"context"
+	"math"
 	"net/http"
 	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/lifecycle"
 )
 
 // A workspace's runtimes, one per project: everyone in the workspace reads
@@ -61,6 +65,84 @@ func (s *Server) updateRuntime(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rt, err = s.store.SetRuntimeConfig(r.Context(), rt.OrgID, rt.WorkspaceID, rt.ID, cfg, s.clock.Now()); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.renderRuntime(w, r, http.StatusOK, rt)
+}
+
+// startRuntime provisions a sandbox for an idle runtime and answers once
+// it is ready.
+func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
+	var body apiv1.StartRuntimeRequest
+	if !s.body(w, r, &body) {
+		return
+	}
+	rt, ok := s.runtime(w, r, "starting a runtime")
+	if !ok {
+		return
+	}
+	start := lifecycle.RuntimeStart{Resources: rt.Config.Resources}
+	if start.Resources.MilliCPU == 0 {
+		start.Resources.MilliCPU = int64(math.Round(s.cfg.DefaultCPU * 1000))
+	}
+	if start.Resources.MemoryMB == 0 {
+		start.Resources.MemoryMB = s.cfg.DefaultMemory
+	}
+	if v := body.RequestedRuntimeLimitSeconds; v != nil {
+		if *v < 1 {
+			s.error(w, r, sbx.Invalid("requested_runtime_limit_seconds", "requested_runtime_limit_seconds must be a positive number of seconds"))
+			return
+		}
+		start.Timeout = time.Duration(min(*v, math.MaxInt64/int64(time.Second))) * time.Second
+	}
+	rt, err := s.mgr.StartRuntime(r.Context(), caller(r), rt, start)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.renderRuntime(w, r, http.StatusOK, rt)
+}
+
+func (s *Server) pauseRuntime(w http.ResponseWriter, r *http.Request) {
+	s.runtimeAction(w, r, "pausing a runtime", s.mgr.PauseRuntime)
+}
+
+func (s *Server) resumeRuntime(w http.ResponseWriter, r *http.Request) {
+	s.runtimeAction(w, r, "resuming a runtime", s.mgr.ResumeRuntime)
+}
+
+func (s *Server) resetRuntime(w http.ResponseWriter, r *http.Request) {
+	s.runtimeAction(w, r, "resetting a runtime", s.mgr.ResetRuntime)
+}
+
+func (s *Server) keepaliveRuntime(w http.ResponseWriter, r *http.Request) {
+	var body apiv1.KeepaliveRuntimeRequest
+	if !s.body(w, r, &body) {
+		return
+	}
+	if v := body.ExtendSeconds; v != nil && *v < 1 {
+		s.error(w, r, sbx.Invalid("extend_seconds", "extend_seconds must be a positive number of seconds"))
+		return
+	}
+	s.runtimeAction(w, r, "keeping a runtime alive", func(ctx context.Context, c sbx.Caller, rt sbx.Runtime) (sbx.Runtime, error) {
+		d := cmp.Or(rt.Config.Timeout, s.mgr.Config().DefaultTimeout)
+		if v := body.ExtendSeconds; v != nil {
+			d = time.Duration(min(*v, math.MaxInt64/int64(time.Second))) * time.Second
+		}
+		return s.mgr.KeepaliveRuntime(ctx, c, rt, d)
+	})
+}
+
+// runtimeAction runs an action on the {runtime_id} of the path and answers
+// the runtime as it leaves it.
+func (s *Server) runtimeAction(w http.ResponseWriter, r *http.Request, what string, act func(context.Context, sbx.Caller, sbx.Runtime) (sbx.Runtime, error)) {
+	rt, ok := s.runtime(w, r, what)
+	if !ok {
+		return
+	}
+	rt, err := act(r.Context(), caller(r), rt)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -14,6 +14,9 @@ import (
 // status is read from its current sandbox's state, so a sandbox that ends
 // by any road (timeout, delete, failure) leaves its runtime idle.
 
+// defaultRuntimeTemplate is a new runtime's template (the column's default).
+const defaultRuntimeTemplate = "base"
+
 // runtimeColumns are what scanRuntime reads: the runtime joined to its
 // current sandbox (alias s) for the state.
 const runtimeColumns = `r.id, r.org_id, r.workspace_id, r.project_id, r.sandbox_id, s.state, r.template_id, r.milli_cpu, r.memory_mb,
@@ -115,4 +118,28 @@ func scanRuntime(r interface{ Scan(...any) error }) (sbx.Runtime, error) {
 	}
 	rt.CreatedAt, rt.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
 	return rt, nil
+}
+
+// InsertRuntimeSandbox records sb as the new current sandbox of runtime
+// runtimeID, in one transaction: the runtime's row is locked, and a runtime
+// whose current sandbox has not ended is a conflict naming it, so two starts
+// (on any serve) never give one runtime two sandboxes.
+func (s *Store) InsertRuntimeSandbox(ctx context.Context, runtimeID string, sb sbx.Sandbox, events ...sbx.Event) error {
+	return s.write(ctx, func(tx db) error {
+		rt, err := scanRuntime(tx.row(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.id = ? AND r.org_id = ?`+tx.forUpdateOf("r"), runtimeID, sb.OrgID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return sbx.Errorf(sbx.ENotFound, "runtime %s not found", runtimeID)
+		}
+		if err != nil {
+			return err
+		}
+		if rt.Status != sbx.RuntimeIdle {
+			return sbx.Errorf(sbx.EConflict, "runtime %s is %s with sandbox %s: reset it before starting another", rt.ID, rt.Status, rt.SandboxID)
+		}
+		if err := s.insertSandbox(ctx, tx, sb, events); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `UPDATE runtimes SET sandbox_id = ?, updated_at = ? WHERE id = ?`, sb.ID, sb.CreatedAt.UnixMicro(), runtimeID)
+		return err
+	})
 }

@@ -25,6 +25,12 @@ const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider
 // admitted by its org's plan (admission.go): else nothing is written and the
 // error is a plan_limit_exceeded naming the limit.
 func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx.Event) error {
+	return s.write(ctx, func(tx db) error { return s.insertSandbox(ctx, tx, sb, events) })
+}
+
+// insertSandbox records a new sandbox in tx, admitted against its org's plan
+// when it takes compute.
+func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events []sbx.Event) error {
 	envNames, _ := json.Marshal(nonNil(sb.EnvVarNames))
 	meta, _ := json.Marshal(nonNilMap(sb.Metadata))
 	handle, err := encodeHandle(sb.Handle)
@@ -36,33 +42,31 @@ func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx
 	if g := sb.Resources.GPU; g != nil {
 		gpuType, gpuCount, gpuFraction = g.Type, g.Count, g.Fraction
 	}
-	return s.write(ctx, func(tx db) error {
-		if takesCompute(sb) {
-			if err := admit(ctx, tx, sb); err != nil {
-				return err
-			}
-		}
-		_, err := tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
-			string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
-			sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
-			int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause, sb.Resources.MilliCPU, sb.Resources.MemoryMB,
-			gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
-			handle, s.seal.Seal(sb.AccessToken), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos)
-		if err != nil {
-			if isUniqueViolation(err) {
-				return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
-			}
+	if takesCompute(sb) {
+		if err := admit(ctx, tx, sb); err != nil {
 			return err
 		}
-		for k, v := range sb.Metadata {
-			if _, err := tx.exec(ctx, `INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)`, sb.ID, k, v); err != nil {
-				return err
-			}
+	}
+	_, err = tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
+		string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
+		sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
+		int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause, sb.Resources.MilliCPU, sb.Resources.MemoryMB,
+		gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
+		handle, s.seal.Seal(sb.AccessToken), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos)
+	if err != nil {
+		if isUniqueViolation(err) {
+			return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
 		}
-		return insertEvents(ctx, tx, sb.ID, events)
-	})
+		return err
+	}
+	for k, v := range sb.Metadata {
+		if _, err := tx.exec(ctx, `INSERT INTO sandbox_metadata (sandbox_id, key, value) VALUES (?, ?, ?)`, sb.ID, k, v); err != nil {
+			return err
+		}
+	}
+	return insertEvents(ctx, tx, sb.ID, events)
 }
 
 // GetSandbox finds a sandbox of org by its sbx UUID or its provider sandbox ID.

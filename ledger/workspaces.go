@@ -60,9 +60,9 @@ func insertProject(ctx context.Context, tx db, ws sbx.Workspace, name string, no
 		return p, sbx.Runtime{}, err
 	}
 	rt := sbx.Runtime{ID: uuid.NewString(), OrgID: p.OrgID, WorkspaceID: p.WorkspaceID, ProjectID: p.ID, Status: sbx.RuntimeIdle,
-		CreatedAt: now, UpdatedAt: now}
-	_, err = tx.exec(ctx, `INSERT INTO runtimes (id, org_id, workspace_id, project_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		rt.ID, rt.OrgID, rt.WorkspaceID, rt.ProjectID, rt.Status, now.UnixMicro(), now.UnixMicro())
+		Config: sbx.RuntimeConfig{TemplateID: defaultRuntimeTemplate}, CreatedAt: now, UpdatedAt: now}
+	_, err = tx.exec(ctx, `INSERT INTO runtimes (id, org_id, workspace_id, project_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		rt.ID, rt.OrgID, rt.WorkspaceID, rt.ProjectID, now.UnixMicro(), now.UnixMicro())
 	return p, rt, err
 }
 

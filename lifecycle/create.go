@@ -21,6 +21,7 @@ type CreateRequest struct {
 	Env        map[string]string
 	Metadata   map[string]string
 	Resources  sbx.Resources
+	RuntimeID  string // when set, the sandbox becomes this runtime's current one (runtimes.go)
 }
 
 // Create records a new sandbox and starts its compute. Without WaitReady it
@@ -72,7 +73,13 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 			return sbx.Sandbox{}, err
 		}
 	}
-	if err := m.store.InsertSandbox(ctx, sb, m.event("creating", fmt.Sprintf("provider %s, template %s", p.Name(), sb.TemplateID))); err != nil {
+	creating := m.event("creating", fmt.Sprintf("provider %s, template %s", p.Name(), sb.TemplateID))
+	if req.RuntimeID != "" {
+		err = m.store.InsertRuntimeSandbox(ctx, req.RuntimeID, sb, creating)
+	} else {
+		err = m.store.InsertSandbox(ctx, sb, creating)
+	}
+	if err != nil {
 		return sbx.Sandbox{}, err
 	}
 	done := make(chan struct{})

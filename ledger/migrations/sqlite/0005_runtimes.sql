@@ -1,6 +1,7 @@
 -- A runtime's configuration: what its next sandbox is made with. Ports,
--- env and labels are JSON. Its status is derived from its current sandbox
--- (sandbox_id) when read; the status column only mirrors the last change.
+-- env and labels are JSON. Its status is read from its current sandbox
+-- (sandbox_id), so the column that held it goes.
+ALTER TABLE runtimes DROP COLUMN status;
 ALTER TABLE runtimes ADD COLUMN template_id TEXT NOT NULL DEFAULT 'base';
 ALTER TABLE runtimes ADD COLUMN milli_cpu BIGINT NOT NULL DEFAULT 0 CHECK (milli_cpu >= 0);
 ALTER TABLE runtimes ADD COLUMN memory_mb BIGINT NOT NULL DEFAULT 0 CHECK (memory_mb >= 0);

@@ -1,0 +1,122 @@
+package lifecycle
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Runtimes: a project's durable record, whose current sandbox (kind
+// runtime) comes and goes. Start makes one from the runtime's configuration;
+// pause, resume, keepalive and reset act on it, and each is a conflict that
+// says so when the runtime has none. Reset kills it (its row stays) and
+// leaves the runtime idle; so does the sandbox ending any other way.
+
+// RuntimeLabel is the metadata key that names, on each of a runtime's
+// sandboxes, the runtime it was started for.
+const RuntimeLabel = "sbx.runtime_id"
+
+// RuntimeStart is what a runtime's start gets beyond its configuration.
+type RuntimeStart struct {
+	Resources sbx.Resources     // the configuration's, the server's defaults filled in
+	Env       map[string]string // the chosen secrets, by name; they win over the configuration's env
+	Timeout   time.Duration     // requested_runtime_limit_seconds; 0: the configuration's
+}
+
+// StartRuntime provisions a sandbox for an idle runtime and waits until it
+// is ready. The caller acts in the runtime's workspace and project.
+func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime, start RuntimeStart) (sbx.Runtime, error) {
+	unlock, err := m.lockRuntime(ctx, rt)
+	if err != nil {
+		return rt, err
+	}
+	defer unlock()
+	env := maps.Clone(rt.Config.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, start.Env)
+	labels := maps.Clone(rt.Config.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[RuntimeLabel] = rt.ID
+	timeout := start.Timeout
+	if timeout == 0 {
+		timeout = rt.Config.Timeout
+	}
+	c.Workspace, c.Project = sbx.Workspace{ID: rt.WorkspaceID, OrgID: rt.OrgID}, sbx.Project{ID: rt.ProjectID, OrgID: rt.OrgID, WorkspaceID: rt.WorkspaceID}
+	if _, err := m.Create(ctx, c, CreateRequest{
+		TemplateID: rt.Config.TemplateID, Kind: sbx.KindRuntime, Timeout: timeout, WaitReady: true,
+		Env: env, Metadata: labels, Resources: start.Resources, RuntimeID: rt.ID,
+	}); err != nil {
+		return rt, err
+	}
+	return m.store.GetRuntime(ctx, rt.OrgID, rt.WorkspaceID, rt.ID)
+}
+
+// PauseRuntime pauses the runtime's sandbox.
+func (m *Manager) PauseRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime) (sbx.Runtime, error) {
+	return m.onRuntime(ctx, rt, "pause", func(id string) error {
+		_, err := m.Pause(ctx, c, id, sbx.PauseUser)
+		return err
+	})
+}
+
+// ResumeRuntime resumes the runtime's paused sandbox.
+func (m *Manager) ResumeRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime) (sbx.Runtime, error) {
+	return m.onRuntime(ctx, rt, "resume", func(id string) error {
+		_, err := m.Resume(ctx, c, id, 0)
+		return err
+	})
+}
+
+// KeepaliveRuntime keeps the runtime's running sandbox alive for at least d
+// more; it never shortens its life.
+func (m *Manager) KeepaliveRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime, d time.Duration) (sbx.Runtime, error) {
+	return m.onRuntime(ctx, rt, "keep alive", func(id string) error {
+		_, err := m.Refresh(ctx, c, id, d)
+		return err
+	})
+}
+
+// ResetRuntime kills the runtime's sandbox, which stays in the ledger,
+// killed, and leaves the runtime idle.
+func (m *Manager) ResetRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime) (sbx.Runtime, error) {
+	return m.onRuntime(ctx, rt, "reset", func(id string) error {
+		_, err := m.Kill(ctx, c, id)
+		return err
+	})
+}
+
+// onRuntime runs fn on the runtime's current sandbox, under the runtime's
+// lock, and answers the runtime as it then is.
+func (m *Manager) onRuntime(ctx context.Context, rt sbx.Runtime, verb string, fn func(sandboxID string) error) (sbx.Runtime, error) {
+	unlock, err := m.lockRuntime(ctx, rt)
+	if err != nil {
+		return rt, err
+	}
+	defer unlock()
+	if rt, err = m.store.GetRuntime(ctx, rt.OrgID, rt.WorkspaceID, rt.ID); err != nil {
+		return rt, err
+	}
+	if rt.SandboxID == "" {
+		return rt, sbx.Errorf(sbx.EConflict, "cannot %s runtime %s: it has no sandbox (it is idle); start it first", verb, rt.ID)
+	}
+	if err := fn(rt.SandboxID); err != nil {
+		return rt, err
+	}
+	return m.store.GetRuntime(ctx, rt.OrgID, rt.WorkspaceID, rt.ID)
+}
+
+// lockRuntime takes the runtime's lock: one start or action at a time per
+// runtime on this serve (the ledger keeps serves from giving it two sandboxes).
+func (m *Manager) lockRuntime(ctx context.Context, rt sbx.Runtime) (func(), error) {
+	key := "runtime/" + rt.ID
+	if err := m.locks.Lock(ctx, key); err != nil {
+		return nil, sbx.Errorf(sbx.ETimeout, "runtime %s is busy with another operation", rt.ID)
+	}
+	return func() { m.locks.Unlock(key) }, nil
+}
