@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/client"
 )
 
 // runtimesPath is the default workspace's runtimes of the server's org.
@@ -116,5 +121,90 @@ func TestRuntimeLifeOverHTTP(t *testing.T) {
 	s.call("GET", path, nil, http.StatusOK, &rt)
 	if rt.Status != "idle" {
 		t.Fatalf("after its sandbox was deleted: %+v", rt)
+	}
+}
+
+// sbx runtime drives the key's project's runtime without naming it, and
+// any runtime named, through a real serve.
+func TestRuntimeCLI(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	out := s.ok("runtime", "list")
+	if !strings.Contains(out, "idle") || !strings.Contains(out, "base") {
+		t.Fatalf("list:\n%s", out)
+	}
+	out = s.ok("runtime", "set", "--cpu", "0.5", "--memory", "128", "--port", "8080", "--env", "MODE=dev", "--label", "team=ml")
+	if !strings.Contains(out, "0.5 vCPU, 128 MB memory") || !strings.Contains(out, "8080") || !strings.Contains(out, "MODE") || !strings.Contains(out, "team=ml") {
+		t.Fatalf("set:\n%s", out)
+	}
+	if _, stderr, code := s.cli("runtime", "set"); code != 2 || !strings.Contains(stderr, "needs at least one of") {
+		t.Fatalf("set without flags: %d %s", code, stderr)
+	}
+	if _, stderr, code := s.cli("runtime", "pause"); code == 0 || !strings.Contains(stderr, "it has no sandbox (it is idle); start it first") {
+		t.Fatalf("pause while idle: %d %s", code, stderr)
+	}
+	out = s.ok("runtime", "start", "--limit", "600")
+	if !strings.Contains(out, " running, sandbox ") {
+		t.Fatalf("start:\n%s", out)
+	}
+	var rt apiv1.Runtime
+	if err := json.Unmarshal([]byte(s.ok("runtime", "get", "--json")), &rt); err != nil || rt.Sandbox == nil || rt.Sandbox.Timeout != 600 || rt.Sandbox.CPU != 0.5 {
+		t.Fatalf("get --json: %+v %v", rt, err)
+	}
+	if out := s.ok("runtime", "get", rt.ID); !strings.Contains(out, "Sandbox ID:") || !strings.Contains(out, "Status:") {
+		t.Fatalf("get:\n%s", out)
+	}
+	if out := s.ok("runtime", "pause", rt.ID); !strings.Contains(out, "paused, sandbox") {
+		t.Fatalf("pause:\n%s", out)
+	}
+	if out := s.ok("runtime", "resume"); !strings.Contains(out, "running") {
+		t.Fatalf("resume:\n%s", out)
+	}
+	if out := s.ok("runtime", "keepalive", "--extend", "30m"); !strings.Contains(out, "expires") {
+		t.Fatalf("keepalive:\n%s", out)
+	}
+	if out := s.ok("runtime", "reset"); !strings.HasSuffix(strings.TrimSpace(out), " idle") {
+		t.Fatalf("reset:\n%s", out)
+	}
+	if _, stderr, code := s.cli("runtime", "get", "nope"); code == 0 || !strings.Contains(stderr, "runtime nope not found") {
+		t.Fatalf("get of an unknown runtime: %d %s", code, stderr)
+	}
+}
+
+// The Go client's runtime calls against a real serve.
+func TestRuntimeGoClient(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	ctx := context.Background()
+	c := client.New(client.Options{URL: s.url, APIKey: s.key, HTTPClient: s.http})
+	list, err := c.Runtimes(ctx, "default", "default", client.Page{})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("runtimes: %+v %v", list, err)
+	}
+	id := list.Items[0].ID
+	var apiErr *apiv1.Error
+	if _, err := c.PauseRuntime(ctx, "default", "default", id); !errors.As(err, &apiErr) || apiErr.Code != http.StatusConflict {
+		t.Fatalf("pause while idle: %v", err)
+	}
+	ports := []int{3000}
+	if rt, err := c.UpdateRuntime(ctx, "default", "default", id, apiv1.UpdateRuntimeRequest{Ports: &ports}); err != nil || len(rt.Config.Ports) != 1 {
+		t.Fatalf("update: %+v %v", rt, err)
+	}
+	rt, err := c.StartRuntime(ctx, "default", "default", id, apiv1.StartRuntimeRequest{})
+	if err != nil || rt.Status != "running" {
+		t.Fatalf("start: %+v %v", rt, err)
+	}
+	for _, step := range []struct {
+		name string
+		call func() (*apiv1.Runtime, error)
+		want string
+	}{
+		{"pause", func() (*apiv1.Runtime, error) { return c.PauseRuntime(ctx, "default", "default", id) }, "paused"},
+		{"resume", func() (*apiv1.Runtime, error) { return c.ResumeRuntime(ctx, "default", "default", id) }, "running"},
+		{"keepalive", func() (*apiv1.Runtime, error) { return c.KeepaliveRuntime(ctx, "default", "default", id, time.Hour) }, "running"},
+		{"get", func() (*apiv1.Runtime, error) { return c.Runtime(ctx, "default", "default", id) }, "running"},
+		{"reset", func() (*apiv1.Runtime, error) { return c.ResetRuntime(ctx, "default", "default", id) }, "idle"},
+	} {
+		if rt, err := step.call(); err != nil || rt.Status != step.want {
+			t.Fatalf("%s: %+v %v", step.name, rt, err)
+		}
 	}
 }
