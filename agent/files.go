@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/sbxdev/sbx/apiv1"
@@ -53,12 +54,22 @@ func (a *Agent) readFile(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// writeFile writes the body to the path; with mode (octal, e.g. 755) the
+// file gets that mode, else a new file gets 644 and a replaced one keeps its.
 func (a *Agent) writeFile(w http.ResponseWriter, r *http.Request) error {
 	path, err := a.pathParam(r)
 	if err != nil {
 		return err
 	}
-	info, err := writeStream(path, r.Body)
+	var mode fs.FileMode
+	if m := r.URL.Query().Get("mode"); m != "" {
+		v, err := strconv.ParseUint(m, 8, 32)
+		if err != nil || v > 0o777 {
+			return invalid("mode %q must be octal permissions, 0 to 777", m)
+		}
+		mode = fs.FileMode(v)
+	}
+	info, err := writeStream(path, r.Body, mode)
 	if err != nil {
 		return err
 	}
@@ -98,7 +109,7 @@ func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 		if !filepath.IsLocal(clean) {
 			return invalid("filename %q leaves %s", name, dir)
 		}
-		info, err := writeStream(filepath.Join(dir, clean), part)
+		info, err := writeStream(filepath.Join(dir, clean), part, 0)
 		if err != nil {
 			return err
 		}
@@ -111,8 +122,8 @@ func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 // writeStream writes body to path through a temporary file in the same
 // directory, renamed over path once all of it is there: a failed upload
 // leaves nothing behind. It makes the parents; a file it replaces keeps
-// its mode and owner.
-func writeStream(path string, body io.Reader) (apiv1.EntryInfo, error) {
+// its owner, and its mode unless perm is given (not 0).
+func writeStream(path string, body io.Reader, perm fs.FileMode) (apiv1.EntryInfo, error) {
 	mode := fs.FileMode(0o644)
 	old, err := os.Stat(path)
 	switch {
@@ -120,6 +131,9 @@ func writeStream(path string, body io.Reader) (apiv1.EntryInfo, error) {
 		return apiv1.EntryInfo{}, fsError(path, syscall.EISDIR)
 	case err == nil:
 		mode = old.Mode().Perm()
+	}
+	if perm != 0 {
+		mode = perm
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -74,6 +74,24 @@ func TestFilesFailedUploadLeavesNothing(t *testing.T) {
 	}
 }
 
+// A write may set the file's mode; a bad mode is refused and writes nothing.
+func TestFilesWriteMode(t *testing.T) {
+	e := newEnv(t)
+	var info apiv1.EntryInfo
+	e.call(http.MethodPut, "/files"+q("bin/tool", "mode", "755"), strings.NewReader("#!/bin/sh\n"), http.StatusOK, &info)
+	if info.Mode != "0755" {
+		t.Errorf("written %+v, want mode 0755", info)
+	}
+	e.call(http.MethodPut, "/files"+q("bin/tool", "mode", "600"), strings.NewReader("x"), http.StatusOK, &info)
+	if info.Mode != "0600" {
+		t.Errorf("rewritten %+v, want mode 0600", info)
+	}
+	e.call(http.MethodPut, "/files"+q("bin/other", "mode", "999"), strings.NewReader("x"), http.StatusBadRequest, nil)
+	if _, err := os.Stat(filepath.Join(e.dir, "bin/other")); err == nil {
+		t.Errorf("a refused write left bin/other")
+	}
+}
+
 // failing is a body that breaks mid-way.
 type failing struct{}
 

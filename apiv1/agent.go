@@ -29,7 +29,8 @@ import "time"
 //	POST   /pty/{ref}/resize          PtySize
 //
 //	GET    /files?path=P              the file's bytes, streamed (application/octet-stream)
-//	PUT    /files?path=P              writes the body to P, streamed, making parents → 200 EntryInfo
+//	PUT    /files?path=P[&mode=755]   writes the body to P, streamed, making parents → 200 EntryInfo;
+//	                                  mode (octal) sets its permissions (default 644, or a replaced file's)
 //	POST   /files?path=DIR            multipart/form-data: each part written to DIR/<its filename> → EntryList
 //	DELETE /files?path=P              removes P, recursively → 204
 //	GET    /files/list?path=P&depth=N EntryList: P's entries to depth N (default 1), sorted by path

@@ -1,5 +1,6 @@
 // Package agentcall is how serve reaches the agent inside a sandbox: the
-// transport its proxy uses, the readiness wait, and token rotation.
+// transport its proxy uses, the readiness wait, token rotation, and
+// serve's own writes and scripts in a sandbox.
 package agentcall
 
 import (
@@ -95,20 +96,9 @@ func call(ctx context.Context, addr, token, method, path string, body any) error
 		}
 		r = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, r)
+	resp, err := do(ctx, addr, token, method, path, "application/json", r)
 	if err != nil {
 		return err
 	}
-	req.Header.Set(apiv1.AccessTokenHeader, token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("agent %s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(msg))
-	}
-	return nil
+	return resp.Body.Close()
 }
