@@ -153,15 +153,16 @@ type Plan struct {
 // the runtime, so they outlive its sandboxes. Every project has exactly one,
 // made with it.
 type Runtime struct {
-	ID          string
-	OrgID       string
-	WorkspaceID string
-	ProjectID   string
-	Status      string // derived from the current sandbox: idle (none, or it ended), running, paused
-	SandboxID   string // the current sandbox's sbx UUID; empty while idle
-	Config      RuntimeConfig
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID                string
+	OrgID             string
+	WorkspaceID       string
+	ProjectID         string
+	Status            string // derived from the current sandbox: idle (none, or it ended), running, paused
+	SandboxID         string // the current sandbox's sbx UUID; empty while idle
+	ProviderSandboxID string // and its provider sandbox ID
+	Config            RuntimeConfig
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // RuntimeConfig is what a runtime's next sandbox is made with.

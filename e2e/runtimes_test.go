@@ -77,6 +77,13 @@ func TestRuntimeLifeOverHTTP(t *testing.T) {
 		t.Fatalf("started: %+v %+v", rt, rt.Sandbox)
 	}
 	first := rt.SandboxID
+	if len(rt.Sandbox.Timeline) == 0 {
+		t.Fatalf("a runtime's answer shows its sandbox's timeline: %+v", rt.Sandbox)
+	}
+	s.call("GET", runtimesPath, nil, http.StatusOK, &list)
+	if it := list.Items[0]; it.Status != "running" || it.SandboxID != first || it.Sandbox != nil {
+		t.Fatalf("listed while running: %+v", it)
+	}
 	if sb := s.get(first); sb.Timeout != 120 {
 		t.Fatalf("requested_runtime_limit_seconds: the sandbox's timeout is %d", sb.Timeout)
 	}

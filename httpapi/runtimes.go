@@ -36,7 +36,7 @@ func (s *Server) listRuntimes(w http.ResponseWriter, r *http.Request) {
 	c := caller(r)
 	for _, rt := range list {
 		if c.OrgWide() || rt.ProjectID == c.Key.ProjectID {
-			out.Items = append(out.Items, s.runtimeBody(rt, nil))
+			out.Items = append(out.Items, s.runtimeBody(rt))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -185,33 +185,36 @@ func (s *Server) member(w http.ResponseWriter, r *http.Request, ws sbx.Workspace
 	return role, true
 }
 
-// renderRuntime answers a runtime with its current sandbox.
+// renderRuntime answers a runtime with its current sandbox and that
+// sandbox's timeline (where its capabilities' materialization is told).
 func (s *Server) renderRuntime(w http.ResponseWriter, r *http.Request, status int, rt sbx.Runtime) {
-	var sb *sbx.Sandbox
-	if rt.SandboxID != "" {
-		got, err := s.store.GetSandbox(r.Context(), rt.OrgID, rt.SandboxID)
-		if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		sb = &got
+	if rt.SandboxID == "" {
+		writeJSON(w, status, s.runtimeBody(rt))
+		return
 	}
-	writeJSON(w, status, s.runtimeBody(rt, sb))
+	sb, err := s.store.GetSandbox(r.Context(), rt.OrgID, rt.SandboxID)
+	var timeline []sbx.Event
+	if err == nil {
+		timeline, err = s.mgr.Timeline(r.Context(), sb)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out, body := s.runtimeBody(rt), s.sandbox(sb, timeline)
+	out.Sandbox = &body
+	writeJSON(w, status, out)
 }
 
-func (s *Server) runtimeBody(rt sbx.Runtime, sb *sbx.Sandbox) apiv1.Runtime {
+// runtimeBody is a runtime as the API shows it, without its sandbox.
+func (s *Server) runtimeBody(rt sbx.Runtime) apiv1.Runtime {
 	c := rt.Config
-	out := apiv1.Runtime{
+	return apiv1.Runtime{
 		ID: rt.ID, WorkspaceID: rt.WorkspaceID, ProjectID: rt.ProjectID, Status: rt.Status,
 		Config: apiv1.RuntimeConfig{TemplateID: c.TemplateID, CPU: float64(c.Resources.MilliCPU) / 1000, MemoryMB: c.Resources.MemoryMB,
 			Timeout: int64(c.Timeout / time.Second), Ports: c.Ports, Env: c.Env, Labels: c.Labels},
-		CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
+		SandboxID: rt.ProviderSandboxID, CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
 	}
-	if sb != nil {
-		body := s.sandbox(*sb, nil)
-		out.Sandbox, out.SandboxID = &body, sb.ProviderSandboxID
-	}
-	return out
 }
 
 // runtimeConfig applies an update to a runtime's configuration, checking

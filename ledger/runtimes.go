@@ -19,7 +19,7 @@ const defaultRuntimeTemplate = "base"
 
 // runtimeColumns are what scanRuntime reads: the runtime joined to its
 // current sandbox (alias s) for the state.
-const runtimeColumns = `r.id, r.org_id, r.workspace_id, r.project_id, r.sandbox_id, s.state, r.template_id, r.milli_cpu, r.memory_mb,
+const runtimeColumns = `r.id, r.org_id, r.workspace_id, r.project_id, r.sandbox_id, s.state, s.provider_sandbox_id, r.template_id, r.milli_cpu, r.memory_mb,
 	r.timeout_s, r.ports, r.env, r.labels, r.created_at, r.updated_at`
 
 const runtimeFrom = ` FROM runtimes r LEFT JOIN sandboxes s ON s.id = r.sandbox_id `
@@ -99,17 +99,17 @@ func (s *Store) SetRuntimeConfig(ctx context.Context, orgID, workspaceID, id str
 
 func scanRuntime(r interface{ Scan(...any) error }) (sbx.Runtime, error) {
 	var rt sbx.Runtime
-	var sandbox, state sql.NullString
+	var sandbox, state, providerID sql.NullString
 	var timeout, created, updated int64
 	var ports, env, labels string
-	err := r.Scan(&rt.ID, &rt.OrgID, &rt.WorkspaceID, &rt.ProjectID, &sandbox, &state, &rt.Config.TemplateID,
+	err := r.Scan(&rt.ID, &rt.OrgID, &rt.WorkspaceID, &rt.ProjectID, &sandbox, &state, &providerID, &rt.Config.TemplateID,
 		&rt.Config.Resources.MilliCPU, &rt.Config.Resources.MemoryMB, &timeout, &ports, &env, &labels, &created, &updated)
 	if err != nil {
 		return rt, err
 	}
 	rt.Status = sbx.RuntimeStatus(sbx.State(state.String))
 	if rt.Status != sbx.RuntimeIdle {
-		rt.SandboxID = sandbox.String
+		rt.SandboxID, rt.ProviderSandboxID = sandbox.String, providerID.String
 	}
 	rt.Config.Timeout = time.Duration(timeout) * time.Second
 	if err := errors.Join(json.Unmarshal([]byte(ports), &rt.Config.Ports), json.Unmarshal([]byte(env), &rt.Config.Env),
