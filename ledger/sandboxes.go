@@ -247,6 +247,12 @@ func (s *Store) NextExpiry(ctx context.Context) (time.Time, error) {
 	return fromMicros(at), err
 }
 
+// AddEvents appends steps to a sandbox's timeline that change nothing else
+// (what serve did inside it, such as materializing capabilities).
+func (s *Store) AddEvents(ctx context.Context, sandboxID string, events ...sbx.Event) error {
+	return s.write(ctx, func(tx db) error { return insertEvents(ctx, tx, sandboxID, events) })
+}
+
 // Events returns a sandbox's timeline, oldest first.
 func (s *Store) Events(ctx context.Context, sandboxID string) ([]sbx.Event, error) {
 	rows, err := s.read().query(ctx, `SELECT id, at, step, detail FROM sandbox_events WHERE sandbox_id = ? ORDER BY id`, sandboxID)
