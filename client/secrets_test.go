@@ -25,7 +25,10 @@ func TestSecretAndSessionRequests(t *testing.T) {
 		}, "POST", "/api/v1/org/acme/secrets", "", map[string]any{"name": "TOKEN", "value": "v", "scope": "user"}},
 		{func() error { _, err := c.DeleteSecret(ctx, "acme", "TOKEN", ""); return err }, "DELETE", "/api/v1/org/acme/secrets/TOKEN", "", nil},
 		{func() error { _, err := c.DeleteSecret(ctx, "acme", "a/b", "org"); return err }, "DELETE", "/api/v1/org/acme/secrets/a%2Fb", "scope=org", nil},
-		{func() error { _, err := c.Sessions(ctx, "acme", "research", "", client.Page{Limit: 2, Cursor: "n"}); return err },
+		{func() error {
+			_, err := c.Sessions(ctx, "acme", "research", "", client.Page{Limit: 2, Cursor: "n"})
+			return err
+		},
 			"GET", "/api/v1/org/acme/ws/research/sessions", "cursor=n&limit=2", nil},
 		{func() error { _, err := c.Sessions(ctx, "acme", "research", "rt1", client.Page{}); return err },
 			"GET", "/api/v1/org/acme/ws/research/sessions", "runtime_id=rt1", nil},
@@ -34,7 +37,10 @@ func TestSecretAndSessionRequests(t *testing.T) {
 			return err
 		}, "POST", "/api/v1/org/acme/ws/research/sessions", "", map[string]any{"runtime_id": "rt1", "title": "t"}},
 		{func() error { _, err := c.Session(ctx, "acme", "research", "s1"); return err }, "GET", "/api/v1/org/acme/ws/research/sessions/s1", "", nil},
-		{func() error { _, err := c.SessionMessages(ctx, "acme", "research", "s1", client.Page{Cursor: "7"}); return err },
+		{func() error {
+			_, err := c.SessionMessages(ctx, "acme", "research", "s1", client.Page{Cursor: "7"})
+			return err
+		},
 			"GET", "/api/v1/org/acme/ws/research/sessions/s1/messages", "cursor=7", nil},
 		{func() error {
 			_, err := c.AppendSessionMessages(ctx, "acme", "research", "s1", apiv1.NewSessionMessage{Role: "user", Content: "hi"})
