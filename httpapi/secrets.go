@@ -87,12 +87,14 @@ func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope, ref := q.Get("scope"), r.PathValue("secret")
-	user := c.User.ID
+	user := c.User.ID // whose own secrets the lookup sees beside the org's
 	var err error
 	switch scope {
 	case "":
-	case sbx.SecretScopeOrg, sbx.SecretScopeUser:
-		user, err = secretScope(c, scope, "removing")
+	case sbx.SecretScopeOrg:
+		user = ""
+	case sbx.SecretScopeUser:
+		_, err = secretScope(c, scope, "removing")
 	default:
 		err = sbx.Invalid("scope", "scope %q must be org or user", scope)
 	}
