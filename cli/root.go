@@ -87,5 +87,6 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newExec(g), newShell(g), newFiles(g))
 	root.AddCommand(newOrg(g), newWorkspace(g), newProject(g), newMember(g), newKey(g))
 	root.AddCommand(newRuntime(g))
+	root.AddCommand(newSecret(g))
 	return root
 }

@@ -50,6 +50,7 @@ func newServe(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&cfg.DataDir, "data-dir", env("SBX_DATA_DIR", server.DefaultDataDir), "where the ledger and keys live ($SBX_DATA_DIR)")
 	f.StringVar(&cfg.DatabaseURL, "database-url", os.Getenv("SBX_DATABASE_URL"), "PostgreSQL ledger, postgres://… (default: SQLite in the data dir); serve processes sharing one need the same seal.key in their data dirs ($SBX_DATABASE_URL)")
+	f.StringVar(&cfg.SealKeyFile, "seal-key-file", os.Getenv("SBX_SEAL_KEY_FILE"), "a file of 32 random bytes that seals secrets and access tokens at rest, kept by the operator (default <data-dir>/seal.key, made at first start) ($SBX_SEAL_KEY_FILE)")
 	f.StringVar(&cfg.Listen, "listen", env("SBX_LISTEN", server.DefaultListen), "address of the API ($SBX_LISTEN)")
 	f.StringVar(&cfg.PublicURL, "public-url", os.Getenv("SBX_PUBLIC_URL"), "URL clients use to reach this server (default http://<listen>) ($SBX_PUBLIC_URL)")
 	f.StringVar(&cfg.Domain, "domain", env("SBX_DOMAIN", "sbx.localhost"), "domain of preview and runtime URLs ($SBX_DOMAIN)")

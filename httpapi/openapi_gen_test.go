@@ -180,7 +180,38 @@ var operations = map[string]op{
 		body: apiv1.CreateKeyRequest{}, bodyRequired: true, status: 201, response: apiv1.CreatedKey{}, errors: []int{400, 401, 403, 404}},
 	"DELETE /api/v1/org/{org}/keys/{key}": {id: "revokeKey", summary: "Revoke an API key at once; it stays listed (owners and admins; org-wide keys owners only)",
 		status: 200, response: apiv1.APIKey{}, errors: roleErrs},
+
+	"GET /api/v1/org/{org}/secrets": {id: "listSecrets", summary: "The secrets the key sees: the org's and, for a member's key, the member's own, by name (never their values)",
+		status: 200, response: apiv1.SecretList{}, errors: readErrs},
+	"POST /api/v1/org/{org}/secrets": {id: "setSecret", summary: "Make a secret (201), or give the one of that name in that scope a new value (200)",
+		description: secretsDescription, body: apiv1.SetSecretRequest{}, bodyRequired: true, status: 201, response: apiv1.Secret{},
+		also: map[int]any{200: apiv1.Secret{}}, errors: roleErrs},
+	"DELETE /api/v1/org/{org}/secrets/{secret}": {id: "deleteSecret", summary: "Remove a secret, value and all (the org's: owners and admins; a member's own: that member's key)",
+		query: []param{{"scope", "org: the org's secret; user: the member's own. Default: an ID names one; a name means the member's own secret by that name, else the org's.",
+			map[string]any{"type": "string", "enum": []any{"org", "user"}}, false}},
+		status: 200, response: apiv1.Secret{}, errors: adminErrs},
+
+	"GET /api/v1/org/{org}/ws/{workspace}/sessions": {id: "listSessions", summary: "A workspace's agent sessions, oldest first; a project-scoped key sees its runtime's",
+		query:  []param{{"runtime_id", "Only this runtime's sessions.", str, false}, limitParam, cursor},
+		status: 200, response: apiv1.SessionList{}, errors: []int{400, 401, 403, 404}},
+	"POST /api/v1/org/{org}/ws/{workspace}/sessions": {id: "createSession", summary: "Start an agent session on a runtime of the workspace",
+		description: "A session names its runtime, never a sandbox: it outlives every sandbox the runtime starts, pauses or resets.",
+		body:        apiv1.CreateSessionRequest{}, bodyRequired: true, status: 201, response: apiv1.Session{}, errors: []int{400, 401, 403, 404}},
+	"GET /api/v1/org/{org}/ws/{workspace}/sessions/{session_id}": {id: "getSession", summary: "An agent session",
+		status: 200, response: apiv1.Session{}, errors: []int{400, 401, 403, 404}},
+	"GET /api/v1/org/{org}/ws/{workspace}/sessions/{session_id}/messages": {id: "listSessionMessages", summary: "A page of a session's transcript, by seq",
+		query:  []param{limitParam, {"cursor", "A seq: the page holds the messages after it (the next_cursor of the previous page, or the last seq a client holds).", str, false}},
+		status: 200, response: apiv1.SessionMessageList{}, errors: []int{400, 401, 403, 404}},
+	"POST /api/v1/org/{org}/ws/{workspace}/sessions/{session_id}/messages": {id: "appendSessionMessages", summary: "Append messages to a session's transcript, all or none; the answer holds them numbered",
+		body: apiv1.AppendMessagesRequest{}, bodyRequired: true, status: 201, response: apiv1.SessionMessageList{}, errors: []int{400, 401, 403, 404}},
 }
+
+const secretsDescription = `A secret is the org's (scope org, owners and admins) or the own of the
+member a key acts as (scope user, a member's key only). Its value is
+write-only: sealed at rest with the server's key and never in any answer; a
+runtime's start puts the secrets it chooses by ID in its sandbox's
+environment, under their names. A scope holds at most 100 secrets: a new one
+beyond is a 409.`
 
 const kycWebhookDescription = `Needs no API key: the request is signed with the secret shared with the
 service (serve --kyc-webhook-secret) in the header
@@ -266,6 +297,8 @@ var pathParams = map[string]string{
 	"workspace":           "The workspace's ID or name, in the org.",
 	"member":              "The member's user ID or email.",
 	"key":                 "The key's ID.",
+	"secret":              "The secret's ID or name.",
+	"session_id":          "The session's ID.",
 	"user":                "The user's ID or email.",
 	"provider_sandbox_id": "The sandbox's provider sandbox ID (its sbx UUID also works).",
 	"ref":                 "A command's PID or tag.",

@@ -73,9 +73,17 @@ func (s *Server) routes() []Route {
 		authed("POST", "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/resume", s.resumeRuntime),
 		authed("POST", "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/reset", s.resetRuntime),
 		authed("POST", "/api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/keepalive", s.keepaliveRuntime),
+		authed("GET", "/api/v1/org/{org}/ws/{workspace}/sessions", s.listSessions),
+		authed("POST", "/api/v1/org/{org}/ws/{workspace}/sessions", s.createSession),
+		authed("GET", "/api/v1/org/{org}/ws/{workspace}/sessions/{session_id}", s.getSession),
+		authed("GET", "/api/v1/org/{org}/ws/{workspace}/sessions/{session_id}/messages", s.listSessionMessages),
+		authed("POST", "/api/v1/org/{org}/ws/{workspace}/sessions/{session_id}/messages", s.appendSessionMessages),
 		authed("GET", "/api/v1/org/{org}/keys", s.listKeys),
 		authed("POST", "/api/v1/org/{org}/keys", s.createKey),
 		authed("DELETE", "/api/v1/org/{org}/keys/{key}", s.revokeKey),
+		authed("GET", "/api/v1/org/{org}/secrets", s.listSecrets),
+		authed("POST", "/api/v1/org/{org}/secrets", s.setSecret),
+		authed("DELETE", "/api/v1/org/{org}/secrets/{secret}", s.deleteSecret),
 	}
 	for _, a := range agentRoutes {
 		routes = append(routes, authed(a.method, "/api/v1/sandboxes/{id}"+a.pattern, s.agentProxy))

@@ -48,6 +48,10 @@ type Config struct {
 	// KYCWebhookSecret signs the KYC webhook's requests; empty: the webhook is off.
 	KYCWebhookSecret string
 
+	// SealKeyFile is a 32-byte key the operator keeps, which seals secrets
+	// and access tokens at rest; empty: <DataDir>/seal.key, made at first start.
+	SealKeyFile string
+
 	// Started, when set, is called with the listening address once the API serves.
 	Started func(addr string)
 }
@@ -69,6 +73,15 @@ const DefaultInitialCredits = 1_000_000 * 1_000_000
 // sharing a database run the meter and the reaper.
 const loopsLock = 0x5b8_0002
 
+// sealKey loads the operator's key file, or the data dir's seal.key,
+// making that one at first start.
+func sealKey(cfg Config) ([]byte, error) {
+	if cfg.SealKeyFile != "" {
+		return seal.LoadKey(cfg.SealKeyFile)
+	}
+	return seal.LoadOrCreateKey(filepath.Join(cfg.DataDir, "seal.key"))
+}
+
 // Run serves until ctx ends, then shuts down gracefully.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = withDefaults(cfg)
@@ -76,7 +89,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	key, err := seal.LoadOrCreateKey(filepath.Join(cfg.DataDir, "seal.key"))
+	key, err := sealKey(cfg)
 	if err != nil {
 		return err
 	}

@@ -28,17 +28,23 @@ func New(key []byte) (*Box, error) {
 	return &Box{aead: aead}, nil
 }
 
+// LoadKey reads the key at path, which must exist and hold exactly 32 bytes.
+func LoadKey(path string) ([]byte, error) {
+	key, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("seal key: %w", err)
+	}
+	if len(key) != 32 {
+		return nil, fmt.Errorf("seal key %s: want exactly 32 bytes (raw, not hex or base64, no newline), have %d", path, len(key))
+	}
+	return key, nil
+}
+
 // LoadOrCreateKey reads the key at path, creating it (mode 0600) when missing.
 func LoadOrCreateKey(path string) ([]byte, error) {
-	key, err := os.ReadFile(path)
-	if err == nil {
-		if len(key) != 32 {
-			return nil, fmt.Errorf("seal key %s: want 32 bytes, have %d", path, len(key))
-		}
-		return key, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+	key, err := LoadKey(path)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return key, err
 	}
 	key = make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {

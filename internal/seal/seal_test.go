@@ -2,8 +2,10 @@ package seal
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +39,27 @@ func TestSealOpen(t *testing.T) {
 	}
 	if box.Seal("") != "" {
 		t.Fatal("the empty string must stay empty")
+	}
+}
+
+func TestLoadKey(t *testing.T) {
+	dir := t.TempDir()
+	good, hex := filepath.Join(dir, "good"), filepath.Join(dir, "hex")
+	os.WriteFile(good, bytes.Repeat([]byte{7}, 32), 0o600)
+	os.WriteFile(hex, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
+	if key, err := LoadKey(good); err != nil || !bytes.Equal(key, bytes.Repeat([]byte{7}, 32)) {
+		t.Fatalf("LoadKey: %v", err)
+	}
+	if _, err := LoadKey(hex); err == nil || !strings.Contains(err.Error(), "want exactly 32 bytes (raw, not hex or base64, no newline), have 65") {
+		t.Fatalf("a hex key file: %v", err)
+	}
+	if _, err := LoadKey(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing key file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("LoadKey made a key")
+	}
+	if _, err := LoadOrCreateKey(hex); err == nil {
+		t.Fatal("LoadOrCreateKey took a key of the wrong size")
 	}
 }

@@ -1,0 +1,127 @@
+package sbx
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Secret is a named value kept for an org: an org-level one (UserID empty)
+// that any runtime start of the org may use, or a user-level one that only
+// starts by that member may. Its value is write-only: the ledger keeps it
+// sealed and hands it out only as a sandbox's environment, so Secret never
+// carries it.
+type Secret struct {
+	ID        string
+	OrgID     string
+	UserID    string // the member it belongs to; empty: org-level
+	Name      string // the environment variable it becomes
+	CreatedAt time.Time
+	UpdatedAt time.Time // when its value was last set
+}
+
+// Scope is "org" for an org-level secret, "user" for a member's own.
+func (s Secret) Scope() string {
+	if s.UserID == "" {
+		return SecretScopeOrg
+	}
+	return SecretScopeUser
+}
+
+// The scopes of a secret.
+const (
+	SecretScopeOrg  = "org"
+	SecretScopeUser = "user"
+)
+
+// Limits of secrets.
+const (
+	MaxSecretNameBytes  = 128
+	MaxSecretValueBytes = 32 << 10
+	MaxSecretsPerScope  = 100 // an org's own, and each member's own in the org
+)
+
+// secretNamePattern is what an environment variable's name looks like.
+var secretNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// CheckSecret refuses a secret whose name could not be an environment
+// variable's or whose value is empty, longer than MaxSecretValueBytes or
+// holds a NUL byte (no environment variable can); the error names each bad
+// field.
+func CheckSecret(name, value string) error {
+	var fields []FieldError
+	switch {
+	case !secretNamePattern.MatchString(name):
+		fields = append(fields, FieldError{"name", fmt.Sprintf("name %q must be letters, digits and '_', not starting with a digit", cut(name))})
+	case len(name) > MaxSecretNameBytes:
+		fields = append(fields, FieldError{"name", fmt.Sprintf("name is longer than %d bytes", MaxSecretNameBytes)})
+	}
+	switch {
+	case value == "":
+		fields = append(fields, FieldError{"value", "value is required and may not be empty"})
+	case len(value) > MaxSecretValueBytes:
+		fields = append(fields, FieldError{"value", fmt.Sprintf("value is longer than %d bytes", MaxSecretValueBytes)})
+	case strings.ContainsRune(value, 0):
+		fields = append(fields, FieldError{"value", "value holds a NUL byte, which no environment variable can"})
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(fields))
+	for i, f := range fields {
+		msgs[i] = f.Message
+	}
+	return &Error{Code: EInvalid, Message: strings.Join(msgs, "; "), Fields: fields}
+}
+
+// cut shortens s for a message.
+func cut(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// Session is an agent's session on a runtime: a record that names the
+// runtime, never a sandbox, so it outlives every sandbox the runtime starts,
+// with a transcript of messages clients append to.
+type Session struct {
+	ID          string
+	OrgID       string
+	WorkspaceID string
+	RuntimeID   string
+	Title       string
+	CreatedBy   string // the user ID of the member whose key made it; for a key that acts for no user, the key's ID
+	CreatedAt   time.Time
+	UpdatedAt   time.Time // when it was made or last appended to
+}
+
+// SessionMessage is one message of a session's transcript. Seq numbers a
+// session's messages from 1, in the order they were appended.
+type SessionMessage struct {
+	Seq       int64
+	Role      string // one of SessionRoles
+	Content   string
+	CreatedAt time.Time
+}
+
+// Limits of sessions.
+const (
+	MaxSessionTitleBytes   = 256
+	MaxSessionMessageBytes = 256 << 10 // one message's content
+	MaxSessionAppend       = 100       // messages appended at once
+)
+
+// SessionRoles are who a session message may come from.
+var SessionRoles = []string{"user", "assistant", "system", "tool"}
+
+// ValidSessionRole reports whether role is one of SessionRoles.
+func ValidSessionRole(role string) bool {
+	for _, r := range SessionRoles {
+		if role == r {
+			return true
+		}
+	}
+	return false
+}
