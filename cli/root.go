@@ -86,5 +86,6 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newAgent(g))
 	root.AddCommand(newExec(g), newShell(g), newFiles(g))
 	root.AddCommand(newOrg(g), newWorkspace(g), newProject(g), newMember(g), newKey(g))
+	root.AddCommand(newCapability(g))
 	return root
 }
