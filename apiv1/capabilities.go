@@ -68,9 +68,9 @@ type InstallCapabilityRequest struct {
 // UpdateCapabilityRequest is the body of PATCH …/capabilities/{binding_id}:
 // the fields given change the binding.
 type UpdateCapabilityRequest struct {
-	Enabled *bool           `json:"enabled,omitempty"`
-	Flags   map[string]bool `json:"flags,omitempty" doc:"Flags to set, merged into those already set; each must be declared by the capability's version."`
-	Version *string         `json:"version,omitempty" doc:"Another version from the binding's source; the flags set must be declared by it."`
+	Enabled *bool            `json:"enabled,omitempty"`
+	Flags   *map[string]bool `json:"flags,omitempty" doc:"Replaces the flags set on the binding ({} goes back to every default); each must be declared by the version the binding ends with."`
+	Version *string          `json:"version,omitempty" doc:"Another version from the binding's source; the flags set must be declared by it."`
 }
 
 // ResolvedCapabilities is the merged set of a runtime's enabled bindings,

@@ -123,7 +123,7 @@ func InstallOn(ctx context.Context, store *ledger.Store, orgID, runtimeID string
 // Change is what changing a binding asks for; nil fields stay.
 type Change struct {
 	Enabled *bool
-	Flags   map[string]bool // set, merged into the binding's
+	Flags   map[string]bool // replaces those set on the binding
 	Version *string         // from the binding's source
 }
 
@@ -143,14 +143,9 @@ func ChangeBinding(ctx context.Context, store *ledger.Store, orgID, runtimeID, i
 		}
 		b.Version = *ch.Version
 	}
-	flags := map[string]bool{}
-	for k, v := range b.Flags {
-		flags[k] = v
+	if ch.Flags != nil {
+		b.Flags = ch.Flags
 	}
-	for k, v := range ch.Flags {
-		flags[k] = v
-	}
-	b.Flags = flags
 	_, m, err := Find(ctx, store, orgID, b.Name, b.Version, b.Source)
 	if err != nil {
 		return b, err

@@ -122,13 +122,15 @@ func (s *capabilityScope) binding(ctx context.Context, c *client.Client, ref str
 	return
 }
 
-// updateCapability changes a binding named by ref and prints it as it is then.
-func (g *globals) updateCapability(ctx context.Context, c *client.Client, s *capabilityScope, ref string, req apiv1.UpdateCapabilityRequest) error {
+// updateCapability changes the binding named by ref as change says of it,
+// and prints it as it is then.
+func (g *globals) updateCapability(ctx context.Context, c *client.Client, s *capabilityScope, ref string,
+	change func(apiv1.CapabilityBinding) apiv1.UpdateCapabilityRequest) error {
 	org, ws, rt, b, err := s.binding(ctx, c, ref)
 	if err != nil {
 		return err
 	}
-	got, err := c.UpdateCapability(ctx, org, ws, rt, b.ID, req)
+	got, err := c.UpdateCapability(ctx, org, ws, rt, b.ID, change(b))
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,9 @@ func newCapabilityDisable(g *globals, s *capabilityScope) *cobra.Command {
 		Args:  args("NAME|BINDING"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, a []string) error {
 			off := false
-			return g.updateCapability(ctx, c, s, a[0], apiv1.UpdateCapabilityRequest{Enabled: &off})
+			return g.updateCapability(ctx, c, s, a[0], func(apiv1.CapabilityBinding) apiv1.UpdateCapabilityRequest {
+				return apiv1.UpdateCapabilityRequest{Enabled: &off}
+			})
 		}),
 	}
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newCapabilitySet is `sbx capability set NAME|BINDING`: flags and version.
+// newCapabilitySet is `sbx capability set NAME|BINDING`: flags, added to
+// those set on the binding, and version.
 func newCapabilitySet(g *globals, s *capabilityScope) *cobra.Command {
 	var version string
 	flags := flagValues{}
@@ -21,14 +22,23 @@ func newCapabilitySet(g *globals, s *capabilityScope) *cobra.Command {
 			if len(flags) == 0 && version == "" {
 				return usagef("sbx capability set needs --flag or --version")
 			}
-			var req apiv1.UpdateCapabilityRequest
-			if len(flags) > 0 {
-				req.Flags = flags
-			}
-			if version != "" {
-				req.Version = &version
-			}
-			return g.updateCapability(ctx, c, s, a[0], req)
+			return g.updateCapability(ctx, c, s, a[0], func(b apiv1.CapabilityBinding) apiv1.UpdateCapabilityRequest {
+				var req apiv1.UpdateCapabilityRequest
+				if len(flags) > 0 {
+					set := map[string]bool{}
+					for k, v := range b.Flags {
+						set[k] = v
+					}
+					for k, v := range flags {
+						set[k] = v
+					}
+					req.Flags = &set
+				}
+				if version != "" {
+					req.Version = &version
+				}
+				return req
+			})
 		}),
 	}
 	cmd.Flags().StringVar(&version, "version", "", "the version to change to, from the binding's source")

@@ -53,8 +53,8 @@ func (c *Client) InstallCapability(ctx context.Context, org, workspace, runtimeI
 	return call[apiv1.CapabilityBinding](ctx, c, http.MethodPost, capabilitiesPath(org, workspace, runtimeID), nil, req)
 }
 
-// UpdateCapability enables or disables a binding, sets flags (merged into
-// those set) or changes its version.
+// UpdateCapability enables or disables a binding, replaces the flags set on
+// it or changes its version.
 func (c *Client) UpdateCapability(ctx context.Context, org, workspace, runtimeID, bindingID string, req apiv1.UpdateCapabilityRequest) (*apiv1.CapabilityBinding, error) {
 	return call[apiv1.CapabilityBinding](ctx, c, http.MethodPatch, capabilitiesPath(org, workspace, runtimeID, bindingID), nil, req)
 }

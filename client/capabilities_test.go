@@ -25,16 +25,19 @@ func TestCapabilityRequests(t *testing.T) {
 		{func() error { _, err := c.CapabilityCatalog(ctx); return err }, "GET", "/api/v1/capabilities/catalog", "", nil},
 		{func() error { _, err := c.CapabilityInventory(ctx, "acme", client.Page{Limit: 3}); return err }, "GET", "/api/v1/org/acme/capabilities", "limit=3", nil},
 		{func() error { _, err := c.DeleteCapability(ctx, "acme", "tools", "1.0.0+b"); return err }, "DELETE", "/api/v1/org/acme/capabilities/tools/1.0.0+b", "", nil},
-		{func() error { _, err := c.RuntimeCapabilities(ctx, "acme", "research", "rt-1", client.Page{Cursor: "n"}); return err }, "GET", rt, "cursor=n", nil},
+		{func() error {
+			_, err := c.RuntimeCapabilities(ctx, "acme", "research", "rt-1", client.Page{Cursor: "n"})
+			return err
+		}, "GET", rt, "cursor=n", nil},
 		{func() error {
 			_, err := c.InstallCapability(ctx, "acme", "research", "rt-1", apiv1.InstallCapabilityRequest{Name: "git-toolkit", Source: "catalog",
 				Flags: map[string]bool{"identity": true}, Enabled: &off})
 			return err
 		}, "POST", rt, "", map[string]any{"name": "git-toolkit", "source": "catalog", "flags": map[string]any{"identity": true}, "enabled": false}},
 		{func() error {
-			_, err := c.UpdateCapability(ctx, "acme", "research", "rt-1", "b-1", apiv1.UpdateCapabilityRequest{Version: &v, Enabled: &off})
+			_, err := c.UpdateCapability(ctx, "acme", "research", "rt-1", "b-1", apiv1.UpdateCapabilityRequest{Version: &v, Enabled: &off, Flags: &map[string]bool{}})
 			return err
-		}, "PATCH", rt + "/b-1", "", map[string]any{"version": "1.1.0", "enabled": false}},
+		}, "PATCH", rt + "/b-1", "", map[string]any{"version": "1.1.0", "enabled": false, "flags": map[string]any{}}},
 		{func() error { _, err := c.UninstallCapability(ctx, "acme", "research", "rt-1", "b-1"); return err }, "DELETE", rt + "/b-1", "", nil},
 		{func() error { _, err := c.ResolvedCapabilities(ctx, "acme", "research", "rt-1"); return err }, "GET", rt + "/resolved", "", nil},
 	} {

@@ -186,7 +186,13 @@ func (s *Server) updateRuntimeCapability(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return
 	}
-	ch := capability.Change{Enabled: body.Enabled, Flags: body.Flags, Version: body.Version}
+	ch := capability.Change{Enabled: body.Enabled, Version: body.Version}
+	if body.Flags != nil {
+		ch.Flags = map[string]bool{}
+		for k, v := range *body.Flags {
+			ch.Flags[k] = v
+		}
+	}
 	b, err := capability.ChangeBinding(r.Context(), s.store, rt.OrgID, rt.ID, r.PathValue("binding_id"), ch, s.clock.Now())
 	if err != nil {
 		s.error(w, r, err)
