@@ -55,7 +55,7 @@ const (
 // BinDir, the resolved env in EnvFile (sourced by login shells), and the
 // resolved view in ResolvedFile. Then, capability by capability, for each
 // dependency it runs the check; when the check fails, the install and then
-// the check again. Scripts run in the capability's directory with the
+// the check again (whether the install succeeded or not: the check decides). Scripts run in the capability's directory with the
 // resolved env and SBX_CAPABILITY_NAME and SBX_CAPABILITY_DIR set.
 //
 // Every failure is a Step with OK false and goes no further than what
@@ -102,9 +102,13 @@ func Materialize(ctx context.Context, sb Sandbox, r Resolved) ([]Step, error) {
 			steps[len(steps)-1].Detail += " (it has no install script)"
 			continue
 		}
-		if run("install", d.Install, time.Duration(d.Timeout)*time.Second, d.Name) {
-			run("check", d.Check, CheckTimeout, d.Name+" after install")
+		run("install", d.Install, time.Duration(d.Timeout)*time.Second, d.Name)
+		if err := ctx.Err(); err != nil {
+			return steps, err
 		}
+		// The check decides, even after an install that failed: a package
+		// manager may fail on a part the dependency does not need.
+		run("check", d.Check, CheckTimeout, d.Name+" after install")
 		if err := ctx.Err(); err != nil {
 			return steps, err
 		}

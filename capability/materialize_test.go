@@ -127,6 +127,7 @@ func TestMaterialize(t *testing.T) {
 		"deps: check ok: installable after install: ok",
 		"deps: check failed: broken: exit 1: no output",
 		"deps: install failed: broken: exit 100: E: Unable to locate package nope",
+		"deps: check failed: broken after install: exit 1: no output",
 		"deps: check failed: unfixable: exit 3: missing (it has no install script)",
 		"git-toolkit: check ok: git: ok",
 	}
