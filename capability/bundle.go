@@ -238,6 +238,17 @@ func newBundle(files map[string]File) (*Bundle, error) {
 		return nil, err
 	}
 	b := &Bundle{Manifest: m, Files: files}
+	dirs := map[string]bool{}
+	for name := range files {
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			dirs[dir] = true
+		}
+	}
+	for _, name := range b.Paths() {
+		if dirs[name] {
+			return nil, sbx.Invalid(name, "%s is both a file and a directory of the bundle", name)
+		}
+	}
 	var p problems
 	file := func(field, name string) {
 		if _, ok := files[name]; !ok {

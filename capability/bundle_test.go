@@ -120,6 +120,7 @@ func TestUnsafeArchives(t *testing.T) {
 		{"device", with(entry{name: "dev/null", typ: tar.TypeChar}), `archive entry "dev/null" is a device or a FIFO`},
 		{"fifo", with(entry{name: "pipe", typ: tar.TypeFifo}), `archive entry "pipe" is a device or a FIFO`},
 		{"twice", with(entry{name: "tools/hello", body: "again"}), "the archive holds tools/hello twice"},
+		{"file and directory", with(entry{name: "tools/hello/inside", body: "x"}), "tools/hello is both a file and a directory of the bundle"},
 		{"no manifest", []entry{{name: "README.md", body: "hi"}}, "the bundle has no capability.yaml at its root"},
 		{"tool missing", append([]entry{demoFiles()[0]}, demoFiles()[2:]...), `tools[0].path "tools/hello" is not a file in the bundle`},
 		{"skill without SKILL.md", append(demoFiles()[:3], entry{name: "skills/demo/notes.md", body: "x"}, demoFiles()[4], demoFiles()[5]),
