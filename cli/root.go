@@ -88,5 +88,6 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newOrg(g), newWorkspace(g), newProject(g), newMember(g), newKey(g))
 	root.AddCommand(newRuntime(g))
 	root.AddCommand(newSecret(g))
+	root.AddCommand(newCapability(g))
 	return root
 }

@@ -167,6 +167,28 @@ var operations = map[string]op{
 		status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404, 409, 502, 503, 504}},
 	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/keepalive": {id: "keepaliveRuntime", summary: "Keep the runtime's running sandbox alive longer (409 when it has none)",
 		body: apiv1.KeepaliveRuntimeRequest{}, status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404, 409}},
+	"GET /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities": {id: "listRuntimeCapabilities", summary: "A runtime's capability bindings, oldest first",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.CapabilityBindingList{}, errors: []int{400, 401, 403, 404}},
+	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities": {id: "installCapability", summary: "Install a capability of the org's inventory or the catalog on a runtime",
+		description: installCapabilityDescription, body: apiv1.InstallCapabilityRequest{}, bodyRequired: true, status: 201, response: apiv1.CapabilityBinding{},
+		errors: []int{400, 401, 403, 404, 409}},
+	"GET /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities/resolved": {id: "resolvedCapabilities", summary: "The merged set of the runtime's enabled capabilities, with conflicts",
+		description: "What every start and reset of the runtime materializes in its sandbox, under root, where resolved.json holds this same document. A conflict (an environment variable given two values, an MCP server or tool name defined twice) names both capabilities; the first by name is used. 409: a binding names a catalog version this sbx no longer ships.",
+		status:      200, response: apiv1.ResolvedCapabilities{}, errors: []int{400, 401, 403, 404, 409}},
+	"PATCH /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities/{binding_id}": {id: "updateRuntimeCapability", summary: "Enable or disable a runtime's capability, set its flags, or change its version",
+		description: "The fields given change the binding; flags replaces the flags set ({} goes back to every default), and every flag set must be declared by the version the binding ends with (400 naming it). A version must be in the binding's source (404 naming the versions there). Sandboxes get the change at the runtime's next start or reset.",
+		body:        apiv1.UpdateCapabilityRequest{}, bodyRequired: true, status: 200, response: apiv1.CapabilityBinding{}, errors: []int{400, 401, 403, 404, 409}},
+	"DELETE /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities/{binding_id}": {id: "uninstallCapability", summary: "Uninstall a capability from a runtime",
+		status: 200, response: apiv1.CapabilityBinding{}, errors: []int{400, 401, 403, 404}},
+	"GET /api/v1/capabilities/catalog": {id: "capabilityCatalog", summary: "The public catalog: the capabilities shipped with this sbx",
+		status: 200, response: apiv1.CapabilityList{}, errors: []int{400, 401}},
+	"GET /api/v1/org/{org}/capabilities": {id: "capabilityInventory", summary: "The org's inventory of uploaded capability versions, oldest upload first",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.CapabilityList{}, errors: readErrs},
+	"POST /api/v1/org/{org}/capabilities": {id: "uploadCapability", summary: "Upload a capability bundle, a tar.gz, to the org's inventory (owners and admins)",
+		description: uploadCapabilityDescription, body: binary{}, bodyType: "application/gzip", bodyRequired: true, status: 201, response: apiv1.Capability{},
+		errors: roleErrs},
+	"DELETE /api/v1/org/{org}/capabilities/{name}/{version}": {id: "deleteCapability", summary: "Remove a version from the org's inventory (owners and admins); a 409 names the bindings that use it",
+		status: 200, response: apiv1.Capability{}, errors: roleErrs},
 	"GET /api/v1/org/{org}/ws/{workspace}/members": {id: "listMembers", summary: "A workspace's members, by when they joined",
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.MemberList{}, errors: readErrs},
 	"POST /api/v1/org/{org}/ws/{workspace}/members": {id: "addMember", summary: "Add a member to a workspace (owners and admins of it, with a role not above theirs)",
@@ -212,6 +234,21 @@ write-only: sealed at rest with the server's key and never in any answer; a
 runtime's start puts the secrets it chooses by ID in its sandbox's
 environment, under their names. A scope holds at most 100 secrets: a new one
 beyond is a 409.`
+
+const installCapabilityDescription = `Without source, the org's inventory is searched when it has the name,
+else the catalog; without version, the newest (the highest release, or the
+highest pre-release when there is no release). An unknown capability or
+version is a 404 naming it (and the versions there), a flag the capability
+does not declare a 400 naming it, a name the runtime already has a 409 naming
+its binding. The runtime's next start or reset materializes it.`
+
+const uploadCapabilityDescription = `The body is the bundle as a tar.gz (Content-Type: application/gzip), at
+most 8 MiB: capability.yaml at its root or in one top-level directory, and
+the files it names (docs/CAPABILITIES.md). Only regular files and directories
+are accepted: an absolute path, a '..', a link or a device is a 400 naming
+the entry, as is a manifest that breaks a rule (naming the field), beyond 512
+files or 32 MiB unpacked. A name and version already in the inventory is a
+409: a version is uploaded once.`
 
 const kycWebhookDescription = `Needs no API key: the request is signed with the secret shared with the
 service (serve --kyc-webhook-secret) in the header
@@ -302,6 +339,10 @@ var pathParams = map[string]string{
 	"user":                "The user's ID or email.",
 	"provider_sandbox_id": "The sandbox's provider sandbox ID (its sbx UUID also works).",
 	"ref":                 "A command's PID or tag.",
+	"runtime_id":          "The runtime's ID.",
+	"binding_id":          "The capability binding's ID.",
+	"name":                "The capability's name.",
+	"version":             "The capability's version.",
 }
 
 var errorText = map[int]string{
