@@ -27,7 +27,7 @@ import (
 
 // TokenEnv is the environment variable that hands `sbx agent` its access
 // token; the agent removes it from its environment, so commands never see it.
-const TokenEnv = "SBX_ACCESS_TOKEN"
+const TokenEnv = apiv1.AccessTokenEnv
 
 // minTokenLen is the shortest access token the agent accepts.
 const minTokenLen = 32

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io/fs"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,122 +13,146 @@ import (
 	"github.com/sbxdev/sbx/client"
 )
 
-// agentSandbox is capability.Sandbox over a sandbox's agent, through
-// serve's proxy with the Go client.
-type agentSandbox struct {
-	c  *client.Client
-	id string
-}
-
-func (a agentSandbox) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
-	if _, err := a.c.Files(a.id).Write(ctx, path, bytes.NewReader(data)); err != nil {
-		return err
-	}
-	res, err := a.c.Commands(a.id).RunArgs(ctx, []string{"chmod", fmt.Sprintf("%o", mode.Perm()), path}, nil)
-	if err == nil && res.ExitCode != 0 {
-		err = fmt.Errorf("chmod %s: %s", path, res.Stderr)
-	}
-	return err
-}
-
-func (a agentSandbox) Run(ctx context.Context, script string, env map[string]string, timeout time.Duration) (int, string, error) {
-	res, err := a.c.Commands(a.id).RunArgs(ctx, []string{"/bin/sh", "-c", script}, &client.CommandOptions{Env: env, Timeout: timeout})
-	if err != nil {
-		return 0, "", err
-	}
-	return res.ExitCode, res.Stdout + res.Stderr, nil
-}
-
-// A runtime's resolved capabilities materialized in a real sandbox of the
-// base template: git-toolkit's check passes as base is; its identity flag's
+// A runtime's capabilities in real sandboxes of the base template, through
+// its start: git-toolkit's check passes as base is; its identity flag's
 // dependency is checked, installed and checked again; a dependency whose
-// install fails is reported with its output; resolved.json in the sandbox
-// is what the API answers, and a login shell has the tools and the env.
+// install fails is told with its output; each step is in the sandbox's
+// timeline; resolved.json in the sandbox is what the API answers, and a
+// login shell has the tools and the env. Then bindings changed between
+// resets (a capability disabled, a version changed, re-enabled) are what
+// the next start materializes, and a secret chosen at one start is gone
+// from the next, which does not choose it.
 func TestCapabilitiesInLocalSandbox(t *testing.T) {
 	s := localServer(t, false)
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
+	defer cancel()
 	c := client.New(client.Options{URL: s.url, APIKey: s.key, HTTPClient: s.http})
 
 	team := teamTools("1.0.0")
 	team[0].body += "  - {name: broken, check: \"command -v no-such-tool\", install: \"echo 'E: Unable to locate package no-such-tool' >&2; exit 100\"}\n"
 	team[0].body = strings.Replace(team[0].body, "dependencies: [{name: sh, check: \"command -v sh\"}]\n", "dependencies:\n  - {name: sh, check: \"command -v sh\"}\n", 1)
-	archive := targz(t, team...)
-	if _, err := c.UploadCapability(ctx, "default", archive); err != nil {
-		t.Fatal(err)
+	for _, files := range [][]bundleFile{team, teamTools("1.1.0")} {
+		if _, err := c.UploadCapability(ctx, "default", targz(t, files...)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var runtimes apiv1.RuntimeList
 	s.call("GET", runtimesPath, nil, http.StatusOK, &runtimes)
 	rt := runtimes.Items[0].ID
-	for _, req := range []apiv1.InstallCapabilityRequest{{Name: "git-toolkit", Flags: map[string]bool{"identity": true}}, {Name: "team-tools"},
+	bindings := map[string]string{}
+	for _, req := range []apiv1.InstallCapabilityRequest{{Name: "git-toolkit", Flags: map[string]bool{"identity": true}}, {Name: "team-tools", Version: "1.0.0"},
 		{Name: "python-data", Enabled: new(bool)}} {
-		if _, err := c.InstallCapability(ctx, "default", "default", rt, req); err != nil {
+		b, err := c.InstallCapability(ctx, "default", "default", rt, req)
+		if err != nil {
 			t.Fatal(err)
 		}
+		bindings[req.Name] = b.ID
 	}
-	view, err := c.ResolvedCapabilities(ctx, "default", "default", rt)
+	secret, _, err := c.SetSecret(ctx, "default", apiv1.SetSecretRequest{Name: "API_TOKEN", Value: "s3cret-value"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	git, _ := capability.CatalogBundle("git-toolkit", "1.0.0")
-	teamBundle, err := capability.LoadArchive(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := capability.Resolved{ResolvedCapabilities: *view, Bundles: map[string]*capability.Bundle{"git-toolkit": git, "team-tools": teamBundle}}
 
-	sb := s.create(map[string]any{"waitReady": true})
-	steps, err := capability.Materialize(ctx, agentSandbox{c, sb.ID}, r)
+	started, err := c.StartRuntime(ctx, "default", "default", rt, apiv1.StartRuntimeRequest{SecretIDs: []string{secret.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, st := range steps {
-		got = append(got, st.String())
+	for _, e := range started.Sandbox.Timeline {
+		if strings.HasPrefix(e.Step, "capability_") {
+			got = append(got, e.Step+" "+e.Detail)
+		}
 	}
 	for _, want := range []string{
-		"git-toolkit: write ok: git-toolkit 1.0.0: 4 files",
-		"team-tools: write ok: team-tools 1.0.0: 3 files",
-		"capabilities: write ok: resolved set of 2 capabilities (3 tools, 1 skills, 1 MCP servers, 1 prompts, 1 conflicts)",
-		"git-toolkit: check ok: git: ok",
-		"git-toolkit: check failed: git-identity: exit 1",
-		"git-toolkit: install ok: git-identity: ok",
-		"git-toolkit: check ok: git-identity after install: ok",
-		"team-tools: check ok: sh: ok",
-		"team-tools: check failed: broken: exit 127",
-		"team-tools: install failed: broken: exit 100: E: Unable to locate package no-such-tool",
-		"team-tools: check failed: broken after install: exit 127",
+		"capability_write git-toolkit: write ok: git-toolkit 1.0.0: 4 files",
+		"capability_write team-tools: write ok: team-tools 1.0.0: 3 files",
+		"capability_write capabilities: write ok: resolved set of 2 capabilities (3 tools, 1 skills, 1 MCP servers, 1 prompts, 1 conflicts)",
+		"capability_check git-toolkit: check ok: git: ok",
+		"capability_check_failed git-toolkit: check failed: git-identity: exit 1",
+		"capability_install git-toolkit: install ok: git-identity: ok",
+		"capability_check git-toolkit: check ok: git-identity after install: ok",
+		"capability_check team-tools: check ok: sh: ok",
+		"capability_check_failed team-tools: check failed: broken: exit 127",
+		"capability_install_failed team-tools: install failed: broken: exit 100: E: Unable to locate package no-such-tool",
+		"capability_check_failed team-tools: check failed: broken after install: exit 127",
 	} {
 		if !strings.Contains(strings.Join(got, "\n"), want) {
-			t.Errorf("no step %q in:\n%s", want, strings.Join(got, "\n"))
+			t.Errorf("no step %q in the timeline:\n%s", want, strings.Join(got, "\n"))
 		}
 	}
 
-	run := func(cmd string) string {
-		t.Helper()
-		res, err := c.Commands(sb.ID).Run(ctx, cmd, nil)
-		if err != nil || res.ExitCode != 0 {
-			t.Fatalf("%s: %v %+v", cmd, err, res)
-		}
-		return res.Stdout
+	sb := runtimeSandbox(t, ctx, c, started)
+	resolvedMatches(t, ctx, c, sb, rt)
+	if out := runIn(t, ctx, sb, "cd /workspace && git init -q -b main repo && cd repo && echo hi > a && git add a && git commit -q -m First && git-summary"); !strings.Contains(out, "branch:     main") ||
+		!strings.Contains(out, "sbx agent: First") {
+		t.Fatalf("git-summary in a login shell, committing as the identity installed:\n%s", out)
+	}
+	if out := runIn(t, ctx, sb, "echo $GIT_PAGER $TEAM $API_TOKEN; command -v deploy fetch; deploy"); out != "cat ml s3cret-value\n/opt/sbx/bin/deploy\n/opt/sbx/bin/fetch\ndeploy\n" {
+		t.Fatalf("env, the secret and tools in a login shell: %q", out)
+	}
+	if out := runIn(t, ctx, sb, "fetch"); out != "team fetch\n" {
+		t.Fatalf("team-tools' fetch: %q", out)
+	}
+	if out := runIn(t, ctx, sb, "test ! -e /opt/sbx/capabilities/python-data && ls /opt/sbx/capabilities/git-toolkit/skills/git-workflows"); out != "SKILL.md\n" {
+		t.Fatalf("a disabled capability was written, or a skill was not: %q", out)
+	}
+
+	// Disabled and version-changed while running, then reset and started
+	// again without the secret: the new sandbox has what the bindings say.
+	off, v11 := false, "1.1.0"
+	if _, err := c.UpdateCapability(ctx, "default", "default", rt, bindings["git-toolkit"], apiv1.UpdateCapabilityRequest{Enabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UpdateCapability(ctx, "default", "default", rt, bindings["team-tools"], apiv1.UpdateCapabilityRequest{Version: &v11}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ResetRuntime(ctx, "default", "default", rt); err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.StartRuntime(ctx, "default", "default", rt, apiv1.StartRuntimeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb = runtimeSandbox(t, ctx, c, again)
+	resolvedMatches(t, ctx, c, sb, rt)
+	if out := runIn(t, ctx, sb, `test ! -e /opt/sbx/capabilities/git-toolkit && grep -h '^version' /opt/sbx/capabilities/team-tools/capability.yaml; echo "[$API_TOKEN]"`); out != "version: 1.1.0\n[]\n" {
+		t.Fatalf("after reset, git-toolkit disabled, team-tools 1.1.0 and no secret: %q", out)
+	}
+
+	// Re-enabled: present again after the next reset, with its flag kept.
+	on := true
+	if _, err := c.UpdateCapability(ctx, "default", "default", rt, bindings["git-toolkit"], apiv1.UpdateCapabilityRequest{Enabled: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ResetRuntime(ctx, "default", "default", rt); err != nil {
+		t.Fatal(err)
+	}
+	if again, err = c.StartRuntime(ctx, "default", "default", rt, apiv1.StartRuntimeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	sb = runtimeSandbox(t, ctx, c, again)
+	resolvedMatches(t, ctx, c, sb, rt)
+	if out := runIn(t, ctx, sb, "git config --global user.name"); out != "sbx agent\n" {
+		t.Fatalf("git-toolkit re-enabled with its identity flag: %q", out)
+	}
+	if _, err := c.ResetRuntime(ctx, "default", "default", rt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resolvedMatches checks that resolved.json in sb is what the API answers
+// as the runtime's resolved capabilities.
+func resolvedMatches(t *testing.T, ctx context.Context, c *client.Client, sb *client.Sandbox, runtime string) {
+	t.Helper()
+	view, err := c.ResolvedCapabilities(ctx, "default", "default", runtime)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var inSandbox, api any
-	json.Unmarshal([]byte(run("cat /opt/sbx/capabilities/resolved.json")), &inSandbox)
+	json.Unmarshal([]byte(runIn(t, ctx, sb, "cat "+capability.ResolvedFile)), &inSandbox)
 	data, _ := json.Marshal(view)
 	json.Unmarshal(data, &api)
 	if inSandbox == nil || mustJSON(t, inSandbox) != mustJSON(t, api) {
 		t.Fatalf("resolved.json in the sandbox is not GET …/capabilities/resolved:\n%s\n%s", mustJSON(t, inSandbox), mustJSON(t, api))
-	}
-	if out := run("cd /workspace && git init -q -b main repo && cd repo && echo hi > a && git add a && git commit -q -m First && git-summary"); !strings.Contains(out, "branch:     main") ||
-		!strings.Contains(out, "sbx agent: First") {
-		t.Fatalf("git-summary in a login shell, committing as the identity installed:\n%s", out)
-	}
-	if out := run("echo $GIT_PAGER $TEAM; command -v deploy fetch; deploy"); out != "cat ml\n/opt/sbx/bin/deploy\n/opt/sbx/bin/fetch\ndeploy\n" {
-		t.Fatalf("env and tools in a login shell: %q", out)
-	}
-	if out := run("fetch"); out != "team fetch\n" {
-		t.Fatalf("team-tools' fetch: %q", out)
-	}
-	if out := run("test ! -e /opt/sbx/capabilities/python-data && ls /opt/sbx/capabilities/git-toolkit/skills/git-workflows"); out != "SKILL.md\n" {
-		t.Fatalf("a disabled capability was written, or a skill was not: %q", out)
 	}
 }

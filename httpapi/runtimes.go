@@ -96,7 +96,14 @@ func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 		}
 		start.Timeout = time.Duration(min(*v, math.MaxInt64/int64(time.Second))) * time.Second
 	}
-	rt, err := s.mgr.StartRuntime(r.Context(), caller(r), rt, start)
+	c := caller(r)
+	env, err := s.store.SecretEnv(r.Context(), c.Org.ID, c.User.ID, body.SecretIDs)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	start.Env = env
+	rt, err = s.mgr.StartRuntime(r.Context(), c, rt, start)
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
 )
 
 // CreateRequest is a validated request for a new sandbox.
@@ -39,6 +40,9 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	}
 	if req.Kind == "" {
 		req.Kind = sbx.KindTask
+	}
+	if _, ok := req.Env[apiv1.AccessTokenEnv]; ok {
+		return sbx.Sandbox{}, sbx.Invalid("envVars."+apiv1.AccessTokenEnv, "%s is reserved: it hands the sandbox's agent its access token", apiv1.AccessTokenEnv)
 	}
 	if err := m.checkFunded(ctx, c.Org.ID, "create a sandbox"); err != nil {
 		return sbx.Sandbox{}, err

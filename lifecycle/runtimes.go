@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/capability"
 )
 
 // Runtimes: a project's durable record, whose current sandbox (kind
@@ -25,19 +26,25 @@ type RuntimeStart struct {
 	Timeout   time.Duration     // requested_runtime_limit_seconds; 0: the configuration's
 }
 
-// StartRuntime provisions a sandbox for an idle runtime and waits until it
-// is ready. The caller acts in the runtime's workspace and project.
+// StartRuntime provisions a sandbox for an idle runtime, waits until it is
+// ready and materializes the runtime's enabled capabilities in it. Its env
+// is the capabilities' env, then the runtime's, then the chosen secrets,
+// each winning over the one before. The caller acts in the runtime's
+// workspace and project.
 func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime, start RuntimeStart) (sbx.Runtime, error) {
 	unlock, err := m.lockRuntime(ctx, rt)
 	if err != nil {
 		return rt, err
 	}
 	defer unlock()
-	env := maps.Clone(rt.Config.Env)
-	if env == nil {
-		env = map[string]string{}
+	set, err := capability.ResolveRuntime(ctx, m.store, rt.OrgID, rt.ID)
+	if err != nil {
+		return rt, err
 	}
-	maps.Copy(env, start.Env)
+	env := map[string]string{}
+	for _, layer := range []map[string]string{set.Env, rt.Config.Env, start.Env} {
+		maps.Copy(env, layer)
+	}
 	labels := maps.Clone(rt.Config.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -48,11 +55,18 @@ func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime
 		timeout = rt.Config.Timeout
 	}
 	c.Workspace, c.Project = sbx.Workspace{ID: rt.WorkspaceID, OrgID: rt.OrgID}, sbx.Project{ID: rt.ProjectID, OrgID: rt.OrgID, WorkspaceID: rt.WorkspaceID}
-	if _, err := m.Create(ctx, c, CreateRequest{
+	sb, err := m.Create(ctx, c, CreateRequest{
 		TemplateID: rt.Config.TemplateID, Kind: sbx.KindRuntime, Timeout: timeout, WaitReady: true,
 		Env: env, Metadata: labels, Resources: start.Resources, RuntimeID: rt.ID,
-	}); err != nil {
+	})
+	if err != nil {
 		return rt, err
+	}
+	if len(set.Capabilities) > 0 {
+		// Not cut short by a caller who stops waiting: the sandbox is theirs either way.
+		if err := m.materialize(context.WithoutCancel(ctx), sb, set); err != nil {
+			return rt, err
+		}
 	}
 	return m.store.GetRuntime(ctx, rt.OrgID, rt.WorkspaceID, rt.ID)
 }

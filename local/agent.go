@@ -107,7 +107,7 @@ func withAgent(s *specs.Spec, binary, token, start string) {
 	if start != "" {
 		s.Process.Args = append(s.Process.Args, "--start", start)
 	}
-	s.Process.Env = append(s.Process.Env, "SBX_ACCESS_TOKEN="+token)
+	s.Process.Env = append(s.Process.Env, apiv1.AccessTokenEnv+"="+token)
 }
 
 // AgentAddr implements sbx.AgentDialer: the agent listens on the sandbox's

@@ -33,12 +33,11 @@ func WriteFile(ctx context.Context, addr, token, path string, data []byte, mode 
 	return resp.Body.Close()
 }
 
-// Run runs script with bash (sh without it) in the sandbox whose agent is
-// at addr, with env added and killed after timeout, and returns its exit
-// code (-1 when a signal or the timeout ended it) and the last 16 KiB of
+// Run runs script with /bin/sh -c in the sandbox whose agent is at addr,
+// with env added and killed after timeout, and returns its exit code (-1 when a signal or the timeout ended it) and the last 16 KiB of
 // its stdout and stderr together.
 func Run(ctx context.Context, addr, token, script string, env map[string]string, timeout time.Duration) (int, string, error) {
-	body, err := json.Marshal(apiv1.StartCommandRequest{Cmd: script, Env: env, Timeout: int64(timeout.Round(time.Second) / time.Second)})
+	body, err := json.Marshal(apiv1.StartCommandRequest{Args: []string{"/bin/sh", "-c", script}, Env: env, Timeout: int64(timeout.Round(time.Second) / time.Second)})
 	if err != nil {
 		return 0, "", err
 	}
