@@ -215,3 +215,30 @@ func TestRuntimeGoClient(t *testing.T) {
 		}
 	}
 }
+
+// A start with a secret the caller may not choose is refused before any
+// sandbox is made; SBX_ACCESS_TOKEN may be nobody's env; a provider that
+// runs no sbx agent starts a runtime with capabilities but says in the
+// timeline that it could not materialize them.
+func TestRuntimeStartRefusalsAndSkips(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	var list apiv1.RuntimeList
+	s.call("GET", runtimesPath, nil, http.StatusOK, &list)
+	path := runtimesPath + "/" + list.Items[0].ID
+	s.fail("POST", path+"/start", map[string]any{"secret_ids": []string{"no-such-secret"}}, http.StatusNotFound, "no-such-secret")
+	s.fail("PATCH", path, map[string]any{"env": map[string]string{"SBX_ACCESS_TOKEN": "x"}}, http.StatusBadRequest, "SBX_ACCESS_TOKEN is reserved")
+	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "envVars": map[string]string{"SBX_ACCESS_TOKEN": "x"}}, http.StatusBadRequest, "SBX_ACCESS_TOKEN is reserved")
+	var sec apiv1.Secret
+	s.call("POST", "/api/v1/org/default/secrets", map[string]any{"name": "SBX_ACCESS_TOKEN", "value": "x"}, http.StatusCreated, &sec)
+	s.fail("POST", path+"/start", map[string]any{"secret_ids": []string{sec.ID}}, http.StatusBadRequest, "SBX_ACCESS_TOKEN is reserved")
+	if len(s.listAll("")) != 0 {
+		t.Fatalf("a refused start made a sandbox: %+v", s.listAll(""))
+	}
+
+	s.call("POST", path+"/capabilities", map[string]any{"name": "git-toolkit"}, http.StatusCreated, nil)
+	var rt apiv1.Runtime
+	s.call("POST", path+"/start", nil, http.StatusOK, &rt)
+	if steps(*rt.Sandbox) == "" || !strings.Contains(steps(*rt.Sandbox), "capabilities_skipped") {
+		t.Fatalf("timeline: %s", steps(*rt.Sandbox))
+	}
+}

@@ -125,6 +125,8 @@ func (p *problems) env(field string, env map[string]string) {
 	for k, v := range env {
 		if !envNamePattern.MatchString(k) {
 			p.add(field+"."+k, "environment variable name %q must be letters, digits and '_', not starting with a digit", k)
+		} else if k == apiv1.AccessTokenEnv {
+			p.add(field+"."+k, "%s is reserved: it hands the sandbox's agent its access token", k)
 		} else if len(v) > maxEnvValueBytes {
 			p.add(field+"."+k, "environment variable %s is longer than %d bytes", k, maxEnvValueBytes)
 		}
