@@ -49,7 +49,7 @@ type UpdateRuntimeRequest struct {
 // StartRuntimeRequest is the body of POST …/runtimes/{runtime_id}/start.
 type StartRuntimeRequest struct {
 	SecretIDs                    []string `json:"secret_ids,omitempty" doc:"Secrets (the org's, or the calling member's own) put in the new sandbox's environment under their names, over the runtime's env. Only this start gets them."`
-	RequestedRuntimeLimitSeconds *int64 `json:"requested_runtime_limit_seconds,omitempty" doc:"The sandbox's timeout in seconds for this start; absent: the runtime's configured timeout."`
+	RequestedRuntimeLimitSeconds *int64   `json:"requested_runtime_limit_seconds,omitempty" doc:"The sandbox's timeout in seconds for this start; absent: the runtime's configured timeout."`
 }
 
 // KeepaliveRuntimeRequest is the body of POST …/runtimes/{runtime_id}/keepalive.
