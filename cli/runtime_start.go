@@ -11,14 +11,44 @@ import (
 // newRuntimeStart is `sbx runtime start [RUNTIME]`.
 func newRuntimeStart(g *globals, s *scope) *cobra.Command {
 	var limit int64
-	cmd := runtimeVerb(g, s, "start", "Provision a sandbox for an idle runtime and wait until it is ready",
+	var secrets []string
+	cmd := runtimeVerb(g, s, "start", "Provision a sandbox for an idle runtime, materialize its capabilities and wait until it is ready",
 		func(ctx context.Context, c *client.Client, ref runtimeRef) (*apiv1.Runtime, error) {
 			var req apiv1.StartRuntimeRequest
 			if limit != 0 {
 				req.RequestedRuntimeLimitSeconds = &limit
 			}
+			ids, err := secretIDs(ctx, c, ref.org, secrets)
+			if err != nil {
+				return nil, err
+			}
+			req.SecretIDs = ids
 			return c.StartRuntime(ctx, ref.org, ref.workspace, ref.id, req)
 		})
 	cmd.Flags().Int64Var(&limit, "limit", 0, "the sandbox's timeout in seconds for this start (default: the runtime's)")
+	cmd.Flags().StringArrayVar(&secrets, "secret", nil, "a secret, by name or ID, to put in the sandbox's env for this start (repeat)")
 	return cmd
+}
+
+// secretIDs turns secrets named by name or ID into IDs: a name is the
+// member's own secret before the org's of that name, as the server reads it.
+func secretIDs(ctx context.Context, c *client.Client, org string, refs []string) ([]string, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	list, err := c.Secrets(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		id := ref // an ID, or a name the server will say it does not know
+		for _, sec := range list.Items {
+			if sec.ID == ref || (sec.Name == ref && (id == ref || sec.Scope == "user")) {
+				id = sec.ID
+			}
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

@@ -149,7 +149,11 @@ func TestRuntimeCLI(t *testing.T) {
 	if _, stderr, code := s.cli("runtime", "pause"); code == 0 || !strings.Contains(stderr, "it has no sandbox (it is idle); start it first") {
 		t.Fatalf("pause while idle: %d %s", code, stderr)
 	}
-	out = s.ok("runtime", "start", "--limit", "600")
+	s.ok("secret", "set", "API_TOKEN", "--value", "tok-123")
+	if _, stderr, code := s.cli("runtime", "start", "--secret", "NO_SUCH"); code == 0 || !strings.Contains(stderr, "NO_SUCH") {
+		t.Fatalf("start with an unknown secret: %d %s", code, stderr)
+	}
+	out = s.ok("runtime", "start", "--limit", "600", "--secret", "API_TOKEN")
 	if !strings.Contains(out, " running, sandbox ") {
 		t.Fatalf("start:\n%s", out)
 	}
