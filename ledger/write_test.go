@@ -49,8 +49,10 @@ func TestWriteRunsADeadlocksVictimAgain(t *testing.T) {
 	wg.Go(func() { errs[0] = s.write(ctx, lockBoth(a.ID, b.ID)) })
 	wg.Go(func() { errs[1] = s.write(ctx, lockBoth(b.ID, a.ID)) })
 	wg.Wait()
-	if errs[0] != nil || errs[1] != nil || runs.Load() != 3 {
-		t.Fatalf("errors %v, %d runs: want both committed after one ran again", errs, runs.Load())
+	// PostgreSQL aborts one of them, rarely (when both detectors fire at
+	// once under load) both: at least one runs again.
+	if errs[0] != nil || errs[1] != nil || runs.Load() < 3 {
+		t.Fatalf("errors %v, %d runs: want both committed after a run again", errs, runs.Load())
 	}
 	for _, org := range []string{a.ID, b.ID} {
 		if balance, _ := s.Balance(ctx, org); balance != 2 {

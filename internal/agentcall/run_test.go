@@ -37,9 +37,12 @@ func TestWriteFileAndRun(t *testing.T) {
 	if fi, err := os.Stat(tool); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Fatalf("written: %v %v", fi, err)
 	}
-	code, out, err := agentcall.Run(ctx, addr, token, tool+` "$WORD"; echo to stderr >&2`, map[string]string{"WORD": "hi"}, time.Minute)
-	if err != nil || code != 0 || out != "tool says hi\nto stderr\n" {
+	code, out, err := agentcall.Run(ctx, addr, token, tool+` "$WORD"`, map[string]string{"WORD": "hi"}, time.Minute)
+	if err != nil || code != 0 || out != "tool says hi\n" {
 		t.Fatalf("run: %d %q %v", code, out, err)
+	}
+	if code, out, err := agentcall.Run(ctx, addr, token, "echo to stderr >&2", nil, time.Minute); err != nil || code != 0 || out != "to stderr\n" {
+		t.Fatalf("stderr: %d %q %v", code, out, err)
 	}
 	if code, out, err := agentcall.Run(ctx, addr, token, "echo failing; exit 7", nil, time.Minute); err != nil || code != 7 || out != "failing\n" {
 		t.Fatalf("a failing script: %d %q %v", code, out, err)
