@@ -27,17 +27,14 @@ func (s *Server) listRuntimes(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, next, err := s.store.Runtimes(r.Context(), ws.OrgID, ws.ID, p)
+	list, next, err := s.store.Runtimes(r.Context(), ws.OrgID, ws.ID, caller(r).Key.ProjectID, p)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
 	out := apiv1.RuntimeList{Items: []apiv1.Runtime{}, NextCursor: next}
-	c := caller(r)
 	for _, rt := range list {
-		if c.OrgWide() || rt.ProjectID == c.Key.ProjectID {
-			out.Items = append(out.Items, s.runtimeBody(rt))
-		}
+		out.Items = append(out.Items, s.runtimeBody(rt))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -72,15 +72,6 @@ func (d db) forUpdate() string {
 	return ""
 }
 
-// forUpdateOf is forUpdate for a SELECT that joins: it locks the rows of
-// the table named alias only.
-func (d db) forUpdateOf(alias string) string {
-	if d.pg {
-		return " FOR UPDATE OF " + alias
-	}
-	return ""
-}
-
 func (d db) sql(q string) string {
 	if !d.pg {
 		return q

@@ -47,11 +47,16 @@ func getRuntime(ctx context.Context, q db, orgID, workspaceID, id string) (sbx.R
 	return rt, err
 }
 
-// Runtimes returns a page of a workspace's runtimes, oldest first.
-func (s *Store) Runtimes(ctx context.Context, orgID, workspaceID string, p Page) ([]sbx.Runtime, string, error) {
+// Runtimes returns a page of a workspace's runtimes, oldest first; with
+// projectID, only that project's.
+func (s *Store) Runtimes(ctx context.Context, orgID, workspaceID, projectID string, p Page) ([]sbx.Runtime, string, error) {
 	where, args, err := p.after("r.created_at", "r.id")
 	if err != nil {
 		return nil, "", err
+	}
+	if projectID != "" {
+		where += " AND r.project_id = ?"
+		args = append(args, projectID)
 	}
 	rows, err := s.read().query(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.org_id = ? AND r.workspace_id = ? AND `+where+`
 		ORDER BY r.created_at, r.id LIMIT ?`, append(append([]any{orgID, workspaceID}, args...), p.limit()+1)...)
@@ -123,18 +128,28 @@ func scanRuntime(r interface{ Scan(...any) error }) (sbx.Runtime, error) {
 // InsertRuntimeSandbox records sb as the new current sandbox of runtime
 // runtimeID, in one transaction: the runtime's row is locked, and a runtime
 // whose current sandbox has not ended is a conflict naming it, so two starts
-// (on any serve) never give one runtime two sandboxes.
+// (on any serve) never give one runtime two sandboxes. The lock is taken
+// before the current sandbox is read, in a statement of its own: a read
+// joined to the locking one would see, on PostgreSQL, the snapshot from
+// before a concurrent start committed.
 func (s *Store) InsertRuntimeSandbox(ctx context.Context, runtimeID string, sb sbx.Sandbox, events ...sbx.Event) error {
 	return s.write(ctx, func(tx db) error {
-		rt, err := scanRuntime(tx.row(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.id = ? AND r.org_id = ?`+tx.forUpdateOf("r"), runtimeID, sb.OrgID))
+		var current sql.NullString
+		err := tx.row(ctx, `SELECT sandbox_id FROM runtimes WHERE id = ? AND org_id = ?`+tx.forUpdate(), runtimeID, sb.OrgID).Scan(&current)
 		if errors.Is(err, sql.ErrNoRows) {
 			return sbx.Errorf(sbx.ENotFound, "runtime %s not found", runtimeID)
 		}
 		if err != nil {
 			return err
 		}
-		if rt.Status != sbx.RuntimeIdle {
-			return sbx.Errorf(sbx.EConflict, "runtime %s is %s with sandbox %s: reset it before starting another", rt.ID, rt.Status, rt.SandboxID)
+		if current.Valid {
+			var state, providerID string
+			if err := tx.row(ctx, `SELECT state, provider_sandbox_id FROM sandboxes WHERE id = ?`, current.String).Scan(&state, &providerID); err != nil {
+				return err
+			}
+			if status := sbx.RuntimeStatus(sbx.State(state)); status != sbx.RuntimeIdle {
+				return sbx.Errorf(sbx.EConflict, "runtime %s is %s with sandbox %s: reset it before starting another", runtimeID, status, providerID)
+			}
 		}
 		if err := s.insertSandbox(ctx, tx, sb, events); err != nil {
 			return err
