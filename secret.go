@@ -2,7 +2,6 @@ package sbx
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -42,9 +41,6 @@ const (
 	MaxSecretsPerScope  = 100 // an org's own, and each member's own in the org
 )
 
-// secretNamePattern is what an environment variable's name looks like.
-var secretNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // CheckSecret refuses a secret whose name could not be an environment
 // variable's or whose value is empty, longer than MaxSecretValueBytes or
 // holds a NUL byte (no environment variable can); the error names each bad
@@ -52,8 +48,8 @@ var secretNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func CheckSecret(name, value string) error {
 	var fields []FieldError
 	switch {
-	case !secretNamePattern.MatchString(name):
-		fields = append(fields, FieldError{"name", fmt.Sprintf("name %q must be letters, digits and '_', not starting with a digit", cut(name))})
+	case EnvNameProblem(name) != "":
+		fields = append(fields, FieldError{"name", "name: " + EnvNameProblem(name)})
 	case len(name) > MaxSecretNameBytes:
 		fields = append(fields, FieldError{"name", fmt.Sprintf("name is longer than %d bytes", MaxSecretNameBytes)})
 	}

@@ -22,12 +22,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 )
 
 // TokenEnv is the environment variable that hands `sbx agent` its access
 // token; the agent removes it from its environment, so commands never see it.
-const TokenEnv = apiv1.AccessTokenEnv
+const TokenEnv = sbx.AccessTokenEnv
 
 // minTokenLen is the shortest access token the agent accepts.
 const minTokenLen = 32

@@ -50,11 +50,6 @@ const AgentPort = 49983
 // AccessTokenHeader carries a sandbox's access token to its agent.
 const AccessTokenHeader = "X-Access-Token"
 
-// AccessTokenEnv is the environment variable that hands the agent its access
-// token at boot; the agent removes it, so commands never see it. A
-// sandbox's own env may not set it.
-const AccessTokenEnv = "SBX_ACCESS_TOKEN"
-
 // NDJSON is the media type of the agent's event streams: one JSON object per line.
 const NDJSON = "application/x-ndjson"
 

@@ -128,7 +128,6 @@ var (
 	namePattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 	componentPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
 	flagPattern      = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-	envPattern       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	versionPattern   = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+([-+].*)?$`)
 )
 
@@ -225,8 +224,8 @@ func (m Manifest) Validate() error {
 		}
 	}
 	for _, k := range sortedKeys(m.Env) {
-		if !envPattern.MatchString(k) {
-			p.add("env."+k, "%s: environment variable name %q must be letters, digits and '_', not starting with a digit", ManifestFile, k)
+		if problem := sbx.EnvNameProblem(k); problem != "" {
+			p.add("env."+k, "%s: env: %s", ManifestFile, problem)
 		}
 	}
 	when := func(field, flag string) {
@@ -300,8 +299,8 @@ func (p *problems) mcpServer(field string, s MCPServer) {
 			p.add(field+".url", "%s: %s has transport stdio: url and headers are for transport http", ManifestFile, field)
 		}
 		for _, k := range sortedKeys(s.Env) {
-			if !envPattern.MatchString(k) {
-				p.add(field+".env."+k, "%s: %s.env name %q must be letters, digits and '_', not starting with a digit", ManifestFile, field, k)
+			if problem := sbx.EnvNameProblem(k); problem != "" {
+				p.add(field+".env."+k, "%s: %s.env: %s", ManifestFile, field, problem)
 			}
 		}
 	case "http":

@@ -76,6 +76,7 @@ func TestBadManifests(t *testing.T) {
 		{"unknown flag in when", "when: extra->when: nope", "tools[1].when", `tools[1].when names flag "nope", which flags does not declare`},
 		{"bad flag name", "extra: {default->Extra: {default", "flags.Extra", `flag name "Extra"`},
 		{"bad env name", "DEMO: \"1\"->1DEMO: \"1\"", "env.1DEMO", `environment variable name "1DEMO"`},
+		{"reserved env name", "DEMO: \"1\"->SBX_ACCESS_TOKEN: \"1\"", "env.SBX_ACCESS_TOKEN", "SBX_ACCESS_TOKEN is reserved"},
 		{"bad transport", "transport: stdio->transport: sse", "mcp_servers[0].transport", `mcp_servers[0].transport "sse" must be stdio or http`},
 		{"stdio without command", "command: bash, ->", "mcp_servers[0].command", "mcp_servers[0].command is required for transport stdio"},
 		{"http without url", `url: "https://mcp.example.com/mcp", ->`, "mcp_servers[1].url", `mcp_servers[1].url "" must be an http:// or https:// URL`},

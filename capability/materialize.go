@@ -44,7 +44,7 @@ func (s Step) String() string {
 // Files written besides the capabilities' own.
 const (
 	ResolvedFile = Root + "/resolved.json"              // the resolved set, as GET …/capabilities/resolved answers it
-	EnvFile      = Root + "/env.sh"                     // exports the resolved env, and BinDir on PATH
+	EnvFile      = Root + "/env.sh"                     // exports the resolved env where not set, and BinDir on PATH
 	ProfileFile  = "/etc/profile.d/sbx-capabilities.sh" // login shells source EnvFile
 	outputTail   = 2000                                 // bytes of a failed script's output kept in its step
 	profileText  = "[ -r " + EnvFile + " ] && . " + EnvFile + "\n"
@@ -166,7 +166,8 @@ func writeResolved(ctx context.Context, sb Sandbox, r Resolved) Step {
 		files = append(files, file{BinDir + "/" + t.Name, []byte(script), 0o755})
 	}
 	var env strings.Builder
-	env.WriteString("# The environment of the capabilities resolved for this runtime (sbx).\n")
+	env.WriteString("# The environment of the capabilities resolved for this runtime (sbx). A variable\n" +
+		"# already set (the runtime's env and its secrets are in the sandbox's own) wins.\n")
 	fmt.Fprintf(&env, "export PATH=%s\"${PATH:+:$PATH}\"\n", shellQuote(BinDir))
 	keys := make([]string, 0, len(r.Env))
 	for k := range r.Env {
@@ -174,7 +175,7 @@ func writeResolved(ctx context.Context, sb Sandbox, r Resolved) Step {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&env, "export %s=%s\n", k, shellQuote(r.Env[k]))
+		fmt.Fprintf(&env, "[ \"${%s+set}\" = set ] || export %s=%s\n", k, k, shellQuote(r.Env[k]))
 	}
 	files = append(files, file{EnvFile, []byte(env.String()), 0o644}, file{ProfileFile, []byte(profileText), 0o644},
 		file{ResolvedFile, append(view, '\n'), 0o644})

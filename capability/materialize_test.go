@@ -162,6 +162,11 @@ func TestMaterialize(t *testing.T) {
 			t.Errorf("env.sh lacks %s:\n%s", line, env)
 		}
 	}
+	// A variable the sandbox already has (the runtime's env, a secret) wins.
+	sourced, err := exec.Command("/bin/sh", "-c", `DEMO=mine; export DEMO; unset DEPS_MODE; . "$1"; echo "$DEMO $DEPS_MODE"`, "sh", filepath.Join(sb.root, capability.EnvFile)).Output()
+	if err != nil || string(sourced) != "mine test\n" {
+		t.Errorf("sourcing env.sh: %q %v", sourced, err)
+	}
 	if !strings.Contains(sb.read(t, capability.ProfileFile), ". /opt/sbx/capabilities/env.sh") {
 		t.Error("login shells do not source env.sh")
 	}

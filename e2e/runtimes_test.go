@@ -52,6 +52,7 @@ func TestRuntimeConfigOverHTTP(t *testing.T) {
 	s.fail("PATCH", path, map[string]any{"memory_mb": 1}, http.StatusBadRequest, "memory_mb must be between 64")
 	s.fail("PATCH", path, map[string]any{"timeout": 0}, http.StatusBadRequest, "timeout must be between 1 and")
 	s.fail("PATCH", path, map[string]any{"colour": "red"}, http.StatusBadRequest, `unknown field "colour"`)
+	s.fail("PATCH", path, map[string]any{"labels": map[string]string{"sbx.runtime_id": "spoof"}}, http.StatusBadRequest, "the prefix sbx. is sbx's own")
 	s.fail("GET", runtimesPath+"/no-such-runtime", nil, http.StatusNotFound, "runtime no-such-runtime not found")
 	s.fail("GET", "/api/v1/org/default/ws/nope/runtimes", nil, http.StatusNotFound, "nope")
 	s.failKey(s.otherOrgKey(t), "GET", path, nil, http.StatusNotFound, "org default not found")
@@ -221,7 +222,7 @@ func TestRuntimeGoClient(t *testing.T) {
 }
 
 // A start with a secret the caller may not choose is refused before any
-// sandbox is made; SBX_ACCESS_TOKEN may be nobody's env; a provider that
+// sandbox is made; SBX_ACCESS_TOKEN may be no env's, nor a secret's; a provider that
 // runs no sbx agent starts a runtime with capabilities but says in the
 // timeline that it could not materialize them.
 func TestRuntimeStartRefusalsAndSkips(t *testing.T) {
@@ -232,9 +233,7 @@ func TestRuntimeStartRefusalsAndSkips(t *testing.T) {
 	s.fail("POST", path+"/start", map[string]any{"secret_ids": []string{"no-such-secret"}}, http.StatusNotFound, "no-such-secret")
 	s.fail("PATCH", path, map[string]any{"env": map[string]string{"SBX_ACCESS_TOKEN": "x"}}, http.StatusBadRequest, "SBX_ACCESS_TOKEN is reserved")
 	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "envVars": map[string]string{"SBX_ACCESS_TOKEN": "x"}}, http.StatusBadRequest, "SBX_ACCESS_TOKEN is reserved")
-	var sec apiv1.Secret
-	s.call("POST", "/api/v1/org/default/secrets", map[string]any{"name": "SBX_ACCESS_TOKEN", "value": "x"}, http.StatusCreated, &sec)
-	s.fail("POST", path+"/start", map[string]any{"secret_ids": []string{sec.ID}}, http.StatusBadRequest, "SBX_ACCESS_TOKEN is reserved")
+	s.fail("POST", "/api/v1/org/default/secrets", map[string]any{"name": "SBX_ACCESS_TOKEN", "value": "x"}, http.StatusBadRequest, "SBX_ACCESS_TOKEN is reserved")
 	if len(s.listAll("")) != 0 {
 		t.Fatalf("a refused start made a sandbox: %+v", s.listAll(""))
 	}

@@ -14,7 +14,6 @@ import (
 
 var (
 	templatePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	envNamePattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	gpuTypePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
@@ -123,10 +122,8 @@ func (p *problems) env(field string, env map[string]string) {
 		p.add(field, "%s may hold at most %d variables", field, maxEnvVars)
 	}
 	for k, v := range env {
-		if !envNamePattern.MatchString(k) {
-			p.add(field+"."+k, "environment variable name %q must be letters, digits and '_', not starting with a digit", k)
-		} else if k == apiv1.AccessTokenEnv {
-			p.add(field+"."+k, "%s is reserved: it hands the sandbox's agent its access token", k)
+		if problem := sbx.EnvNameProblem(k); problem != "" {
+			p.add(field+"."+k, "%s", problem)
 		} else if len(v) > maxEnvValueBytes {
 			p.add(field+"."+k, "environment variable %s is longer than %d bytes", k, maxEnvValueBytes)
 		}
@@ -142,6 +139,8 @@ func (p *problems) metadata(field string, m map[string]string) {
 		switch {
 		case k == "" || len(k) > maxMetaKeyBytes || strings.ContainsAny(k, "=\x00"):
 			p.add(field, "%s key %q must be 1-%d bytes without '='", field, k, maxMetaKeyBytes)
+		case strings.HasPrefix(k, "sbx."):
+			p.add(field+"."+k, "%s key %q: the prefix sbx. is sbx's own (a runtime's sandboxes carry sbx.runtime_id)", field, k)
 		case len(v) > maxMetaValBytes || strings.ContainsRune(v, 0):
 			p.add(field+"."+k, "%s value for %q must be at most %d bytes", field, k, maxMetaValBytes)
 		}

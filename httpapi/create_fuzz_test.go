@@ -53,7 +53,7 @@ func FuzzParseCreate(f *testing.F) {
 			t.Fatalf("accepted gpu %+v", g)
 		}
 		for k := range req.Env {
-			if !envNamePattern.MatchString(k) {
+			if sbx.EnvNameProblem(k) != "" {
 				t.Fatalf("accepted env name %q", k)
 			}
 		}

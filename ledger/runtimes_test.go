@@ -69,7 +69,9 @@ func runtimeStartsRace(t *testing.T, dsn string) {
 	for i := range n {
 		sandboxes[i] = newSandbox(org, ws, p, t0)
 		sandboxes[i].Kind = sbx.KindRuntime
-		wg.Go(func() { errs[i] = s.InsertRuntimeSandbox(ctx, rt.ID, sandboxes[i], sbx.Event{At: t0, Step: "creating"}) })
+		wg.Go(func() {
+			errs[i] = s.InsertRuntimeSandbox(ctx, rt.ID, sandboxes[i], sbx.Event{At: t0, Step: "creating"})
+		})
 	}
 	wg.Wait()
 	won := -1

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/apiv1"
 )
 
 // CreateRequest is a validated request for a new sandbox.
@@ -41,8 +40,10 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if req.Kind == "" {
 		req.Kind = sbx.KindTask
 	}
-	if _, ok := req.Env[apiv1.AccessTokenEnv]; ok {
-		return sbx.Sandbox{}, sbx.Invalid("envVars."+apiv1.AccessTokenEnv, "%s is reserved: it hands the sandbox's agent its access token", apiv1.AccessTokenEnv)
+	for k := range req.Env { // the API checked what it was given; secrets and capabilities come from elsewhere
+		if problem := sbx.EnvNameProblem(k); problem != "" {
+			return sbx.Sandbox{}, sbx.Invalid("envVars."+k, "%s", problem)
+		}
 	}
 	if err := m.checkFunded(ctx, c.Org.ID, "create a sandbox"); err != nil {
 		return sbx.Sandbox{}, err

@@ -15,9 +15,10 @@ import (
 // says so when the runtime has none. Reset kills it (its row stays) and
 // leaves the runtime idle; so does the sandbox ending any other way.
 
-// RuntimeLabel is the metadata key that names, on each of a runtime's
-// sandboxes, the runtime it was started for.
-const RuntimeLabel = "sbx.runtime_id"
+// runtimeLabel is the metadata key that names, on each of a runtime's
+// sandboxes, the runtime it was started for. Labels may not use the sbx.
+// prefix.
+const runtimeLabel = "sbx.runtime_id"
 
 // RuntimeStart is what a runtime's start gets beyond its configuration.
 type RuntimeStart struct {
@@ -30,13 +31,14 @@ type RuntimeStart struct {
 // ready and materializes the runtime's enabled capabilities in it. Its env
 // is the capabilities' env, then the runtime's, then the chosen secrets,
 // each winning over the one before. The caller acts in the runtime's
-// workspace and project.
+// workspace and project. A caller who stops waiting does not stop the
+// start: the sandbox is made and materialized all the same. The runtime's
+// lock covers the create only, so a pause or reset need not wait for long
+// installs; a materialization that cannot reach the agent is told in the
+// timeline (capabilities_failed), and the start still answers the running
+// runtime.
 func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime, start RuntimeStart) (sbx.Runtime, error) {
-	unlock, err := m.lockRuntime(ctx, rt)
-	if err != nil {
-		return rt, err
-	}
-	defer unlock()
+	ctx = context.WithoutCancel(ctx)
 	set, err := capability.ResolveRuntime(ctx, m.store, rt.OrgID, rt.ID)
 	if err != nil {
 		return rt, err
@@ -49,23 +51,30 @@ func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[RuntimeLabel] = rt.ID
+	labels[runtimeLabel] = rt.ID
 	timeout := start.Timeout
 	if timeout == 0 {
 		timeout = rt.Config.Timeout
 	}
 	c.Workspace, c.Project = sbx.Workspace{ID: rt.WorkspaceID, OrgID: rt.OrgID}, sbx.Project{ID: rt.ProjectID, OrgID: rt.OrgID, WorkspaceID: rt.WorkspaceID}
+	unlock, err := m.lockRuntime(ctx, rt)
+	if err != nil {
+		return rt, err
+	}
 	sb, err := m.Create(ctx, c, CreateRequest{
 		TemplateID: rt.Config.TemplateID, Kind: sbx.KindRuntime, Timeout: timeout, WaitReady: true,
 		Env: env, Metadata: labels, Resources: start.Resources, RuntimeID: rt.ID,
 	})
+	unlock()
 	if err != nil {
 		return rt, err
 	}
 	if len(set.Capabilities) > 0 {
-		// Not cut short by a caller who stops waiting: the sandbox is theirs either way.
-		if err := m.materialize(context.WithoutCancel(ctx), sb, set); err != nil {
-			return rt, err
+		if err := m.materialize(ctx, sb, set); err != nil {
+			m.log.Warn("materializing capabilities", "sandbox", sb.ID, "runtime", rt.ID, "err", err)
+			if err := m.store.AddEvents(ctx, sb.ID, m.event("capabilities_failed", err.Error())); err != nil {
+				return rt, err
+			}
 		}
 	}
 	return m.store.GetRuntime(ctx, rt.OrgID, rt.WorkspaceID, rt.ID)

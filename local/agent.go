@@ -107,7 +107,7 @@ func withAgent(s *specs.Spec, binary, token, start string) {
 	if start != "" {
 		s.Process.Args = append(s.Process.Args, "--start", start)
 	}
-	s.Process.Env = append(s.Process.Env, apiv1.AccessTokenEnv+"="+token)
+	s.Process.Env = append(s.Process.Env, sbx.AccessTokenEnv+"="+token)
 }
 
 // AgentAddr implements sbx.AgentDialer: the agent listens on the sandbox's
