@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"net/http"
@@ -129,11 +128,11 @@ func (s *Server) keepaliveRuntime(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, sbx.Invalid("extend_seconds", "extend_seconds must be a positive number of seconds"))
 		return
 	}
+	var d time.Duration
+	if v := body.ExtendSeconds; v != nil {
+		d = time.Duration(min(*v, math.MaxInt64/int64(time.Second))) * time.Second
+	}
 	s.runtimeAction(w, r, "keeping a runtime alive", func(ctx context.Context, c sbx.Caller, rt sbx.Runtime) (sbx.Runtime, error) {
-		d := cmp.Or(rt.Config.Timeout, s.mgr.Config().DefaultTimeout)
-		if v := body.ExtendSeconds; v != nil {
-			d = time.Duration(min(*v, math.MaxInt64/int64(time.Second))) * time.Second
-		}
 		return s.mgr.KeepaliveRuntime(ctx, c, rt, d)
 	})
 }

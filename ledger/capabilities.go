@@ -276,8 +276,12 @@ func (s *Store) UpdateCapabilityBinding(ctx context.Context, b sbx.CapabilityBin
 	flags, _ := json.Marshal(b.Flags)
 	var out sbx.CapabilityBinding
 	err := s.write(ctx, func(tx db) error {
-		if _, err := getBinding(ctx, tx, b.OrgID, b.RuntimeID, b.ID, true); err != nil {
+		cur, err := getBinding(ctx, tx, b.OrgID, b.RuntimeID, b.ID, true)
+		if err != nil {
 			return err
+		}
+		if !cur.UpdatedAt.Equal(b.UpdatedAt) {
+			return sbx.Errorf(sbx.EConflict, "capability binding %s was changed by another request while this one was made: read it again and retry", b.ID)
 		}
 		if err := checkSource(ctx, tx, b); err != nil {
 			return err
@@ -286,7 +290,6 @@ func (s *Store) UpdateCapabilityBinding(ctx context.Context, b sbx.CapabilityBin
 			b.Version, string(b.Source), b.Enabled, string(flags), now.UnixMicro(), b.ID); err != nil {
 			return err
 		}
-		var err error
 		out, err = getBinding(ctx, tx, b.OrgID, b.RuntimeID, b.ID, false)
 		return err
 	})

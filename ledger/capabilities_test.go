@@ -82,8 +82,19 @@ func capabilityInventory(t *testing.T, dsn string) {
 	wantCode(t, err, sbx.ENotFound, "capability tools 1.0.0 is not in the org's inventory")
 	// Nor can a binding name a version that is gone.
 	_, err = s.UpdateCapabilityBinding(ctx, sbx.CapabilityBinding{ID: b.ID, OrgID: org.ID, RuntimeID: rt.ID, Name: "tools", Version: "1.0.0",
-		Source: sbx.CapabilityInventory, Enabled: true}, t0)
+		Source: sbx.CapabilityInventory, Enabled: true, UpdatedAt: b.UpdatedAt}, t0)
 	wantCode(t, err, sbx.ENotFound, "capability tools 1.0.0 is not in the org's inventory")
+	// A change made from a read that another change has overtaken is refused,
+	// not applied over it.
+	first := b
+	first.Enabled = false
+	if _, err := s.UpdateCapabilityBinding(ctx, first, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	second := b
+	second.Flags = map[string]bool{"x": true}
+	_, err = s.UpdateCapabilityBinding(ctx, second, t0.Add(2*time.Second))
+	wantCode(t, err, sbx.EConflict, "was changed by another request while this one was made")
 	if _, err := s.DeleteCapabilityBinding(ctx, org.ID, rt.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -97,8 +97,17 @@ func (m *Manager) ResumeRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtim
 }
 
 // KeepaliveRuntime keeps the runtime's running sandbox alive for at least d
-// more; it never shortens its life.
+// more; it never shortens its life. d 0 is the runtime's timeout, or the
+// server's default cut to the plan's longest.
 func (m *Manager) KeepaliveRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime, d time.Duration) (sbx.Runtime, error) {
+	if d == 0 {
+		d = rt.Config.Timeout
+	}
+	if max := c.Org.Plan.MaxTimeout; d == 0 && max > 0 {
+		d = min(m.cfg.DefaultTimeout, max)
+	} else if d == 0 {
+		d = m.cfg.DefaultTimeout
+	}
 	return m.onRuntime(ctx, rt, "keep alive", func(id string) error {
 		_, err := m.Refresh(ctx, c, id, d)
 		return err
