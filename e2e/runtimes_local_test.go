@@ -11,9 +11,11 @@ import (
 	"github.com/sbxdev/sbx/client"
 )
 
-// A runtime in real gVisor sandboxes: its configuration reaches the sandbox
-// it starts; pause and resume keep the sandbox's state; reset discards the
-// sandbox and the next start makes a fresh one with the same configuration.
+// A runtime's whole life in real gVisor sandboxes: its configuration
+// reaches the sandbox it starts; pause and resume keep the sandbox's state;
+// keepalive extends it; a second start is a 409; reset discards the sandbox
+// and the next start makes a fresh one with the same configuration; every
+// action on the idle runtime is a 409.
 func TestRuntimesInRealSandboxes(t *testing.T) {
 	s := localServer(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
@@ -48,6 +50,10 @@ func TestRuntimesInRealSandboxes(t *testing.T) {
 	if out := runIn(t, ctx, runtimeSandbox(t, ctx, c, rt), "cat /workspace/state"); out != "kept\n" {
 		t.Fatalf("after pause and resume: %q", out)
 	}
+	if rt, err = c.KeepaliveRuntime(ctx, "default", "default", id, 2*time.Hour); err != nil || rt.Sandbox.ExpiresAt.Before(time.Now().Add(time.Hour)) {
+		t.Fatalf("keepalive: %+v %v", rt, err)
+	}
+	s.fail("POST", runtimesPath+"/"+id+"/start", nil, http.StatusConflict, "reset it before starting another")
 
 	if rt, err = c.ResetRuntime(ctx, "default", "default", id); err != nil || rt.Status != "idle" {
 		t.Fatalf("reset: %+v %v", rt, err)
@@ -65,6 +71,9 @@ func TestRuntimesInRealSandboxes(t *testing.T) {
 		t.Fatalf("a fresh sandbox with the same configuration: %q", out)
 	}
 	s.call("POST", runtimesPath+"/"+id+"/reset", nil, http.StatusOK, nil)
+	for _, verb := range []string{"pause", "resume", "reset", "keepalive"} {
+		s.fail("POST", runtimesPath+"/"+id+"/"+verb, nil, http.StatusConflict, "it has no sandbox (it is idle); start it first")
+	}
 }
 
 // runtimeSandbox is a handle on the runtime's current sandbox.

@@ -56,6 +56,25 @@ func TestRuntimeConfigOverHTTP(t *testing.T) {
 	s.fail("GET", runtimesPath+"/no-such-runtime", nil, http.StatusNotFound, "runtime no-such-runtime not found")
 	s.fail("GET", "/api/v1/org/default/ws/nope/runtimes", nil, http.StatusNotFound, "nope")
 	s.failKey(s.otherOrgKey(t), "GET", path, nil, http.StatusNotFound, "org default not found")
+
+	// A project's key reaches its own project's runtime only.
+	var p apiv1.Project
+	s.call("POST", "/api/v1/org/default/ws/default/projects", apiv1.CreateProjectRequest{Name: "second"}, http.StatusCreated, &p)
+	var key apiv1.CreatedKey
+	s.call("POST", "/api/v1/org/default/keys", apiv1.CreateKeyRequest{Name: "second", ProjectID: p.ID}, http.StatusCreated, &key)
+	var mine apiv1.RuntimeList
+	s.callKey(key.Secret, "GET", runtimesPath, nil, http.StatusOK, &mine)
+	if len(mine.Items) != 1 || mine.Items[0].ID != p.RuntimeID || mine.NextCursor != "" {
+		t.Fatalf("a project key's runtimes: %+v", mine)
+	}
+	for _, call := range [][2]string{{"GET", ""}, {"PATCH", ""}, {"POST", "/start"}, {"POST", "/reset"}, {"GET", "/capabilities"}, {"GET", "/capabilities/resolved"}} {
+		var body any
+		if call[0] != "GET" {
+			body = map[string]any{}
+		}
+		s.failKey(key.Secret, call[0], path+call[1], body, http.StatusNotFound, "not found")
+	}
+	s.callKey(key.Secret, "GET", runtimesPath+"/"+p.RuntimeID, nil, http.StatusOK, nil)
 }
 
 // A runtime's whole life over HTTP: idle → start → pause → resume →
@@ -71,8 +90,13 @@ func TestRuntimeLifeOverHTTP(t *testing.T) {
 	}
 
 	var rt apiv1.Runtime
-	s.call("PATCH", path, map[string]any{"labels": map[string]string{"team": "ml"}, "timeout": 300}, http.StatusOK, nil)
-	s.call("POST", path+"/start", map[string]any{"requested_runtime_limit_seconds": 120}, http.StatusOK, &rt)
+	var sec apiv1.Secret
+	s.call("POST", "/api/v1/org/default/secrets", map[string]any{"name": "API_TOKEN", "value": "tok"}, http.StatusCreated, &sec)
+	s.call("PATCH", path, map[string]any{"labels": map[string]string{"team": "ml"}, "timeout": 300, "env": map[string]string{"MODE": "dev"}}, http.StatusOK, nil)
+	s.call("POST", path+"/start", map[string]any{"requested_runtime_limit_seconds": 120, "secret_ids": []string{sec.ID}}, http.StatusOK, &rt)
+	if names := strings.Join(rt.Sandbox.EnvVarNames, ","); names != "API_TOKEN,MODE" {
+		t.Fatalf("the chosen secret and the runtime's env in the sandbox's env: %s", names)
+	}
 	if rt.Status != "running" || rt.Sandbox == nil || rt.Sandbox.State != "running" || rt.Sandbox.Kind != "runtime" || rt.SandboxID != rt.Sandbox.SandboxID ||
 		rt.Sandbox.Metadata["team"] != "ml" || rt.Sandbox.Metadata["sbx.runtime_id"] != rt.ID || rt.Sandbox.EstimatedTotalCredits == "" {
 		t.Fatalf("started: %+v %+v", rt, rt.Sandbox)
@@ -121,8 +145,8 @@ func TestRuntimeLifeOverHTTP(t *testing.T) {
 	if rt.Status != "running" || rt.SandboxID == first || rt.ID != list.Items[0].ID {
 		t.Fatalf("started again: %+v", rt)
 	}
-	if sb := s.get(rt.SandboxID); sb.Timeout != 300 {
-		t.Fatalf("the configured timeout: %d", sb.Timeout)
+	if sb := s.get(rt.SandboxID); sb.Timeout != 300 || strings.Join(sb.EnvVarNames, ",") != "MODE" {
+		t.Fatalf("the configured timeout, and no secret a start did not choose: %d %v", sb.Timeout, sb.EnvVarNames)
 	}
 	// A runtime's sandbox deleted through the sandbox API leaves it idle.
 	s.call("DELETE", "/api/v1/sandboxes/"+rt.SandboxID, nil, http.StatusOK, nil)
