@@ -163,15 +163,22 @@ func (s *Server) runtime(w http.ResponseWriter, r *http.Request, what string) (s
 	if _, ok := s.member(w, r, ws, what); !ok {
 		return sbx.Runtime{}, false
 	}
-	rt, err := s.store.GetRuntime(r.Context(), ws.OrgID, ws.ID, r.PathValue("runtime_id"))
-	if c := caller(r); err == nil && !c.OrgWide() && rt.ProjectID != c.Key.ProjectID {
-		err = sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", rt.ID)
-	}
+	rt, err := s.reachableRuntime(r.Context(), caller(r), ws, r.PathValue("runtime_id"))
 	if err != nil {
 		s.error(w, r, err)
 		return rt, false
 	}
 	return rt, true
+}
+
+// reachableRuntime finds runtime id of workspace ws for caller c: a
+// project-scoped key reaches only its project's.
+func (s *Server) reachableRuntime(ctx context.Context, c sbx.Caller, ws sbx.Workspace, id string) (sbx.Runtime, error) {
+	rt, err := s.store.GetRuntime(ctx, ws.OrgID, ws.ID, id)
+	if err == nil && !c.OrgWide() && rt.ProjectID != c.Key.ProjectID {
+		err = sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", rt.ID)
+	}
+	return rt, err
 }
 
 // member checks that the caller has a role in workspace ws; on failure it

@@ -171,10 +171,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, what string) (s
 // runtimes routes find it: a project's key reaches its project's only; on
 // failure it has answered.
 func (s *Server) sessionRuntime(w http.ResponseWriter, r *http.Request, ws sbx.Workspace, id string) (sbx.Runtime, bool) {
-	rt, err := s.store.GetRuntime(r.Context(), ws.OrgID, ws.ID, id)
-	if c := caller(r); err == nil && !c.OrgWide() && rt.ProjectID != c.Key.ProjectID {
-		err = sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", rt.ID)
-	}
+	rt, err := s.reachableRuntime(r.Context(), caller(r), ws, id)
 	if err != nil {
 		s.error(w, r, err)
 		return rt, false
