@@ -74,7 +74,7 @@ type UpdateCapabilityRequest struct {
 }
 
 // ResolvedCapabilities is the merged set of a runtime's enabled bindings,
-// flags applied: what every start and reset of the runtime materializes in
+// flags applied: what every start of the runtime materializes in
 // its sandbox under root, where resolved.json holds this same document.
 type ResolvedCapabilities struct {
 	Root         string               `json:"root" doc:"Where capabilities are in the sandbox: each under root/<name>."`

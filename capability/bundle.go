@@ -39,14 +39,6 @@ type File struct {
 	Mode fs.FileMode // 0o644, or 0o755 when any execute bit was set
 }
 
-// Size is the bundle's bytes, summed over its files.
-func (b *Bundle) Size() int64 {
-	var n int64
-	for _, f := range b.Files {
-		n += int64(len(f.Data))
-	}
-	return n
-}
 
 // Paths lists the bundle's files in order.
 func (b *Bundle) Paths() []string { return sortedKeys(b.Files) }

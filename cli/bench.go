@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/sbxdev/sbx/bench"
 	"github.com/sbxdev/sbx/local/runsc"
@@ -107,33 +106,6 @@ stdout.`,
 	f.IntVar(&cfg.OutputMB, "output-mb", 100, "MB of stdout the throughput command writes")
 	f.IntVar(&cfg.FileMB, "file-mb", 256, "MB of the file uploaded and downloaded")
 	f.IntVar(&cfg.Rounds, "rounds", 4, "timed rounds of each transfer, each way")
-	return cmd
-}
-
-// newBenchSpawn is `sbx bench spawn`, which `sbx bench exec` runs inside its
-// sandbox: it prints how long each of n runs of a command took, in
-// nanoseconds, a line each. Hidden: it is the exec bench's instrument.
-func newBenchSpawn() *cobra.Command {
-	var n int
-	var gap time.Duration
-	cmd := &cobra.Command{
-		Use:    "spawn [flags] -- CMD [ARG...]",
-		Short:  "Time runs of a command, one at a time (sbx bench exec runs it inside its sandbox)",
-		Hidden: true,
-		Args:   cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			if err := positive(map[string]int{"--n": n}); err != nil {
-				return err
-			}
-			times, err := bench.SpawnTimes(cmd.Context(), argv, n, gap)
-			for _, t := range times {
-				fmt.Fprintln(cmd.OutOrStdout(), t.Nanoseconds())
-			}
-			return err
-		},
-	}
-	cmd.Flags().IntVar(&n, "n", 200, "runs")
-	cmd.Flags().DurationVar(&gap, "gap", 0, "idle time between runs")
 	return cmd
 }
 

@@ -40,50 +40,10 @@ type capabilityScope struct {
 }
 
 // target is the org, workspace and runtime the flags name, what they leave
-// out found through the API key.
+// out found through the API key (scope.runtimeOf).
 func (s *capabilityScope) target(ctx context.Context, c *client.Client) (org, workspace, runtime string, err error) {
-	if s.org != "" && s.workspace != "" && s.runtime != "" {
-		return s.org, s.workspace, s.runtime, nil
-	}
-	me, err := c.Me(ctx)
-	if err != nil {
-		return "", "", "", err
-	}
-	org, workspace = s.org, s.workspace
-	keys := org == "" || org == me.Org.ID || org == me.Org.Name
-	if org == "" {
-		org = me.Org.ID
-	}
-	if workspace == "" {
-		if !keys {
-			return "", "", "", usagef("--org %s is not the API key's org: name the workspace with --workspace", s.org)
-		}
-		workspace = me.Workspace.ID
-	}
-	if s.runtime != "" {
-		return org, workspace, s.runtime, nil
-	}
-	project := func(p apiv1.Project) bool { return p.Name == "default" }
-	what := "the project named default"
-	if keys && (workspace == me.Workspace.ID || workspace == me.Workspace.Name) {
-		project = func(p apiv1.Project) bool { return p.ID == me.Project.ID }
-		what = "the API key's project " + me.Project.Name
-	}
-	cursor := ""
-	for {
-		list, err := c.Projects(ctx, org, workspace, client.Page{Cursor: cursor})
-		if err != nil {
-			return "", "", "", err
-		}
-		for _, p := range list.Items {
-			if project(p) && p.RuntimeID != "" {
-				return org, workspace, p.RuntimeID, nil
-			}
-		}
-		if cursor = list.NextCursor; cursor == "" {
-			return "", "", "", fmt.Errorf("no runtime of %s in workspace %s; name one with --runtime", what, workspace)
-		}
-	}
+	ref, err := s.runtimeOf(ctx, c, s.runtime)
+	return ref.org, ref.workspace, ref.id, err
 }
 
 // bindings lists every binding of a runtime.

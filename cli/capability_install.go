@@ -15,7 +15,7 @@ func newCapabilityInstall(g *globals, s *capabilityScope) *cobra.Command {
 	flags := flagValues{}
 	cmd := &cobra.Command{
 		Use:   "install NAME",
-		Short: "Install a capability of the org's inventory or the catalog on the runtime; its next start or reset materializes it",
+		Short: "Install a capability of the org's inventory or the catalog on the runtime; its next start materializes it",
 		Example: "  sbx capability install git-toolkit --flag identity\n" +
 			"  sbx capability install python-data --version 1.0.0 --source catalog --flag plotting=true",
 		Args: args("NAME"),

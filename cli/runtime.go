@@ -31,33 +31,41 @@ func newRuntime(g *globals) *cobra.Command {
 // runtimeRef is a runtime a verb acts on.
 type runtimeRef struct{ org, workspace, id string }
 
-// runtimeOf is the runtime args name (at most one), or the one of the API
-// key's project.
-func (s *scope) runtimeOf(ctx context.Context, c *client.Client, args []string) (runtimeRef, error) {
-	org, ws, err := s.resolve(ctx, c)
-	if err != nil {
-		return runtimeRef{}, err
-	}
-	if len(args) == 1 {
-		return runtimeRef{org, ws, args[0]}, nil
+// runtimeOf is the runtime id names, or without one the runtime of the API
+// key's project (of the workspace's project named default when the
+// workspace is not the key's), in the org and workspace the scope resolves.
+func (s *scope) runtimeOf(ctx context.Context, c *client.Client, id string) (runtimeRef, error) {
+	if id != "" {
+		org, ws, err := s.resolve(ctx, c)
+		return runtimeRef{org, ws, id}, err
 	}
 	me, err := c.Me(ctx)
 	if err != nil {
 		return runtimeRef{}, err
 	}
+	org, ws, err := s.resolveWith(me)
+	if err != nil {
+		return runtimeRef{}, err
+	}
+	project := func(p apiv1.Project) bool { return p.Name == "default" }
+	what := "the project named default"
+	if (org == me.Org.ID || org == me.Org.Name) && (ws == me.Workspace.ID || ws == me.Workspace.Name) {
+		project = func(p apiv1.Project) bool { return p.ID == me.Project.ID }
+		what = "the API key's project " + me.Project.Name
+	}
 	cursor := ""
 	for {
-		l, err := c.Runtimes(ctx, org, ws, client.Page{Limit: 1000, Cursor: cursor})
+		list, err := c.Projects(ctx, org, ws, client.Page{Cursor: cursor})
 		if err != nil {
 			return runtimeRef{}, err
 		}
-		for _, rt := range l.Items {
-			if rt.ProjectID == me.Project.ID {
-				return runtimeRef{org, ws, rt.ID}, nil
+		for _, p := range list.Items {
+			if project(p) && p.RuntimeID != "" {
+				return runtimeRef{org, ws, p.RuntimeID}, nil
 			}
 		}
-		if cursor = l.NextCursor; cursor == "" {
-			return runtimeRef{}, usagef("the API key's project %s has no runtime in workspace %s: name the runtime", me.Project.Name, ws)
+		if cursor = list.NextCursor; cursor == "" {
+			return runtimeRef{}, usagef("no runtime of %s in workspace %s: name one", what, ws)
 		}
 	}
 }
@@ -70,7 +78,7 @@ func runtimeVerb(g *globals, s *scope, use, short string, act func(context.Conte
 		Short: short,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
-			ref, err := s.runtimeOf(ctx, c, args)
+			ref, err := s.runtimeOf(ctx, c, firstArg(args))
 			if err != nil {
 				return err
 			}
@@ -81,6 +89,14 @@ func runtimeVerb(g *globals, s *scope, use, short string, act func(context.Conte
 			return g.show(rt, func(w io.Writer) error { return runtimeLine(w, rt) })
 		}),
 	}
+}
+
+// firstArg is args' first, or "".
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
 
 // runtimeLine is a runtime in one line: its ID, status and sandbox.

@@ -15,7 +15,7 @@ func newRuntimeGet(g *globals, s *scope) *cobra.Command {
 		Short: "Show a runtime: status, configuration, and its sandbox's state and credits",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
-			ref, err := s.runtimeOf(ctx, c, args)
+			ref, err := s.runtimeOf(ctx, c, firstArg(args))
 			if err != nil {
 				return err
 			}

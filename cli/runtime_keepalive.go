@@ -14,11 +14,8 @@ func newRuntimeKeepalive(g *globals, s *scope) *cobra.Command {
 	var extend time.Duration
 	cmd := runtimeVerb(g, s, "keepalive", "Keep the runtime's running sandbox alive longer (never shortens)",
 		func(ctx context.Context, c *client.Client, ref runtimeRef) (*apiv1.Runtime, error) {
-			if extend < 0 || (extend > 0 && extend < time.Second) {
-				return nil, usagef("--extend must be at least 1s")
-			}
 			return c.KeepaliveRuntime(ctx, ref.org, ref.workspace, ref.id, extend)
 		})
-	cmd.Flags().DurationVar(&extend, "extend", 0, "keep it alive at least this long from now, e.g. 30m (default: the runtime's timeout)")
+	cmd.Flags().Var(durationValue{&extend}, "extend", "keep it alive at least this long from now: seconds (300) or a duration (30m) (default: the runtime's timeout)")
 	return cmd
 }

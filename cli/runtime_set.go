@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
@@ -15,7 +16,8 @@ func newRuntimeSet(g *globals, s *scope) *cobra.Command {
 	var req apiv1.UpdateRuntimeRequest
 	var template string
 	var cpu float64
-	var memory, timeout int64
+	var memory int64
+	var timeout time.Duration
 	var ports []int
 	var env, labels map[string]string
 	var cmd *cobra.Command
@@ -33,14 +35,14 @@ func newRuntimeSet(g *globals, s *scope) *cobra.Command {
 			set("template", func() { req.TemplateID = &template })
 			set("cpu", func() { req.CPU = &cpu })
 			set("memory", func() { req.MemoryMB = &memory })
-			set("timeout", func() { req.Timeout = &timeout })
+			set("timeout", func() { secs := int64(timeout.Round(time.Second) / time.Second); req.Timeout = &secs })
 			set("port", func() { req.Ports = &ports })
 			set("env", func() { req.Env = &env })
 			set("label", func() { req.Labels = &labels })
 			if req == (apiv1.UpdateRuntimeRequest{}) {
 				return usagef("sbx runtime set needs at least one of --template, --cpu, --memory, --timeout, --port, --env, --label")
 			}
-			ref, err := s.runtimeOf(ctx, c, args)
+			ref, err := s.runtimeOf(ctx, c, firstArg(args))
 			if err != nil {
 				return err
 			}
@@ -55,9 +57,9 @@ func newRuntimeSet(g *globals, s *scope) *cobra.Command {
 	f.StringVar(&template, "template", "", "template of its sandboxes")
 	f.Float64Var(&cpu, "cpu", 0, "vCPU")
 	f.Int64Var(&memory, "memory", 0, "memory in MB")
-	f.Int64Var(&timeout, "timeout", 0, "the sandbox's timeout in seconds")
+	f.Var(durationValue{&timeout}, "timeout", "the sandbox's timeout: seconds (300) or a duration (5m, 1h)")
 	f.IntSliceVar(&ports, "port", nil, "a port reached at preview URLs (repeat; all given replace the list)")
-	f.StringToStringVar(&env, "env", nil, "KEY=VALUE environment variable (repeat; all given replace the set)")
-	f.StringToStringVar(&labels, "label", nil, "KEY=VALUE label (repeat; all given replace the set)")
+	f.Var(pairsValue{&env}, "env", "KEY=VALUE environment variable (repeat; all given replace the set)")
+	f.Var(pairsValue{&labels}, "label", "KEY=VALUE label (repeat; all given replace the set)")
 	return cmd
 }

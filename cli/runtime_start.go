@@ -29,26 +29,3 @@ func newRuntimeStart(g *globals, s *scope) *cobra.Command {
 	cmd.Flags().StringArrayVar(&secrets, "secret", nil, "a secret, by name or ID, to put in the sandbox's env for this start (repeat)")
 	return cmd
 }
-
-// secretIDs turns secrets named by name or ID into IDs: a name is the
-// member's own secret before the org's of that name, as the server reads it.
-func secretIDs(ctx context.Context, c *client.Client, org string, refs []string) ([]string, error) {
-	if len(refs) == 0 {
-		return nil, nil
-	}
-	list, err := c.Secrets(ctx, org)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, 0, len(refs))
-	for _, ref := range refs {
-		id := ref // an ID, or a name the server will say it does not know
-		for _, sec := range list.Items {
-			if sec.ID == ref || (sec.Name == ref && (id == ref || sec.Scope == "user")) {
-				id = sec.ID
-			}
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/client"
 	"github.com/spf13/cobra"
 )
 
@@ -28,4 +31,27 @@ func secretScope(user bool) string {
 // secretWhat names a secret in a status line: "org secret TOKEN (ID)".
 func secretWhat(sec *apiv1.Secret) string {
 	return sec.Scope + " secret " + sec.Name + " (" + sec.ID + ")"
+}
+
+// secretIDs turns secrets named by name or ID into IDs: a name is the
+// member's own secret before the org's of that name, as the server reads it.
+func secretIDs(ctx context.Context, c *client.Client, org string, refs []string) ([]string, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	list, err := c.Secrets(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		id := ref // an ID, or a name the server will say it does not know
+		for _, sec := range list.Items {
+			if sec.ID == ref || (sec.Name == ref && (id == ref || sec.Scope == "user")) {
+				id = sec.ID
+			}
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

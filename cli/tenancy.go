@@ -44,14 +44,19 @@ func (s *scope) orgOf(ctx context.Context, c *client.Client) (string, error) {
 // resolve fills in what the flags left out from the key's own org and
 // workspace.
 func (s *scope) resolve(ctx context.Context, c *client.Client) (org, workspace string, err error) {
-	org, workspace = s.org, s.workspace
-	if org != "" && workspace != "" {
-		return org, workspace, nil
+	if s.org != "" && s.workspace != "" {
+		return s.org, s.workspace, nil
 	}
 	me, err := c.Me(ctx)
 	if err != nil {
 		return "", "", err
 	}
+	return s.resolveWith(me)
+}
+
+// resolveWith is resolve with the API key's own org and workspace known.
+func (s *scope) resolveWith(me *apiv1.Me) (org, workspace string, err error) {
+	org, workspace = s.org, s.workspace
 	if org == "" {
 		org = me.Org.ID
 	}

@@ -12,7 +12,7 @@ import (
 // and the bindings that install capabilities on a runtime. org is the org's
 // ID or name, workspace a workspace's ID or name, runtimeID a runtime's ID
 // (a project's runtime_id). Bindings change what the runtime's sandboxes
-// get from its next start or reset on.
+// get from its next start on.
 
 // CapabilityCatalog returns the capabilities shipped with the server.
 func (c *Client) CapabilityCatalog(ctx context.Context) (*apiv1.CapabilityList, error) {
@@ -72,5 +72,5 @@ func (c *Client) ResolvedCapabilities(ctx context.Context, org, workspace, runti
 
 // capabilitiesPath is a runtime's capabilities, or a sub-resource of them.
 func capabilitiesPath(org, workspace, runtimeID string, sub ...string) string {
-	return orgPath(org, append([]string{"ws", workspace, "runtimes", runtimeID, "capabilities"}, sub...)...)
+	return runtimePath(org, workspace, append([]string{runtimeID, "capabilities"}, sub...)...)
 }

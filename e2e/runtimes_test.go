@@ -164,8 +164,8 @@ func TestRuntimeCLI(t *testing.T) {
 	if !strings.Contains(out, "idle") || !strings.Contains(out, "base") {
 		t.Fatalf("list:\n%s", out)
 	}
-	out = s.ok("runtime", "set", "--cpu", "0.5", "--memory", "128", "--port", "8080", "--env", "MODE=dev", "--label", "team=ml")
-	if !strings.Contains(out, "0.5 vCPU, 128 MB memory") || !strings.Contains(out, "8080") || !strings.Contains(out, "MODE") || !strings.Contains(out, "team=ml") {
+	out = s.ok("runtime", "set", "--cpu", "0.5", "--memory", "128", "--port", "8080", "--env", "MODE=dev", "--env", "LIST=a,b", "--label", "team=ml", "--timeout", "20m")
+	if !strings.Contains(out, "0.5 vCPU, 128 MB memory") || !strings.Contains(out, "8080") || !strings.Contains(out, "LIST, MODE") || !strings.Contains(out, "team=ml") || !strings.Contains(out, "1200s") {
 		t.Fatalf("set:\n%s", out)
 	}
 	if _, stderr, code := s.cli("runtime", "set"); code != 2 || !strings.Contains(stderr, "needs at least one of") {

@@ -157,7 +157,7 @@ func (s *Server) listRuntimeCapabilities(w http.ResponseWriter, r *http.Request)
 }
 
 // installCapability binds a capability of the inventory or the catalog to
-// the runtime: from its next start or reset on, its sandboxes have it.
+// the runtime: from its next start on, its sandboxes have it.
 func (s *Server) installCapability(w http.ResponseWriter, r *http.Request) {
 	var body apiv1.InstallCapabilityRequest
 	if !s.body(w, r, &body) {
@@ -219,7 +219,7 @@ func (s *Server) uninstallCapability(w http.ResponseWriter, r *http.Request) {
 }
 
 // resolvedCapabilities answers the merged set of the runtime's enabled
-// bindings: what its next start or reset materializes.
+// bindings: what its next start materializes.
 func (s *Server) resolvedCapabilities(w http.ResponseWriter, r *http.Request) {
 	rt, ok := s.runtime(w, r, "reading a runtime's capabilities")
 	if !ok {

@@ -173,10 +173,10 @@ var operations = map[string]op{
 		description: installCapabilityDescription, body: apiv1.InstallCapabilityRequest{}, bodyRequired: true, status: 201, response: apiv1.CapabilityBinding{},
 		errors: []int{400, 401, 403, 404, 409}},
 	"GET /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities/resolved": {id: "resolvedCapabilities", summary: "The merged set of the runtime's enabled capabilities, with conflicts",
-		description: "What every start and reset of the runtime materializes in its sandbox, under root, where resolved.json holds this same document. A conflict (an environment variable given two values, an MCP server or tool name defined twice) names both capabilities; the first by name is used. 409: a binding names a catalog version this sbx no longer ships.",
+		description: "What every start of the runtime materializes in its new sandbox, under root, where resolved.json holds this same document. A conflict (an environment variable given two values, an MCP server or tool name defined twice) names both capabilities; the first by name is used. 409: a binding names a catalog version this sbx no longer ships.",
 		status:      200, response: apiv1.ResolvedCapabilities{}, errors: []int{400, 401, 403, 404, 409}},
 	"PATCH /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities/{binding_id}": {id: "updateRuntimeCapability", summary: "Enable or disable a runtime's capability, set its flags, or change its version",
-		description: "The fields given change the binding; flags replaces the flags set ({} goes back to every default), and every flag set must be declared by the version the binding ends with (400 naming it). A version must be in the binding's source (404 naming the versions there). Sandboxes get the change at the runtime's next start or reset.",
+		description: "The fields given change the binding; flags replaces the flags set ({} goes back to every default), and every flag set must be declared by the version the binding ends with (400 naming it). A version must be in the binding's source (404 naming the versions there). Sandboxes get the change at the runtime's next start (after a reset, if it is running).",
 		body:        apiv1.UpdateCapabilityRequest{}, bodyRequired: true, status: 200, response: apiv1.CapabilityBinding{}, errors: []int{400, 401, 403, 404, 409}},
 	"DELETE /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/capabilities/{binding_id}": {id: "uninstallCapability", summary: "Uninstall a capability from a runtime",
 		status: 200, response: apiv1.CapabilityBinding{}, errors: []int{400, 401, 403, 404}},
@@ -240,7 +240,7 @@ else the catalog; without version, the newest (the highest release, or the
 highest pre-release when there is no release). An unknown capability or
 version is a 404 naming it (and the versions there), a flag the capability
 does not declare a 400 naming it, a name the runtime already has a 409 naming
-its binding. The runtime's next start or reset materializes it.`
+its binding. The runtime's next start materializes it (after a reset, if it is running).`
 
 const uploadCapabilityDescription = `The body is the bundle as a tar.gz (Content-Type: application/gzip), at
 most 8 MiB: capability.yaml at its root or in one top-level directory, and
