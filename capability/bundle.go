@@ -39,7 +39,6 @@ type File struct {
 	Mode fs.FileMode // 0o644, or 0o755 when any execute bit was set
 }
 
-
 // Paths lists the bundle's files in order.
 func (b *Bundle) Paths() []string { return sortedKeys(b.Files) }
 
