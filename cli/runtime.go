@@ -15,8 +15,8 @@ import (
 
 // `sbx runtime`: a project's durable environment, one verb per file. A
 // verb acts on the runtime its argument names, or without one on the
-// runtime of the API key's project, in the org and workspace of the key
-// (or of --org and --workspace).
+// runtime of the API key's project (scope.runtimeOf), in the org and
+// workspace of the key (or of --org and --workspace).
 
 func newRuntime(g *globals) *cobra.Command {
 	var s scope
