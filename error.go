@@ -3,6 +3,7 @@ package sbx
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code classifies an error for callers; the API maps each code to one HTTP status.
@@ -76,4 +77,25 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "internal error"
+}
+
+// Problems collects what is wrong with a request, field by field, into one
+// EInvalid error that names them all.
+type Problems []FieldError
+
+// Add records a problem with field.
+func (p *Problems) Add(field, format string, args ...any) {
+	*p = append(*p, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Err is nil when nothing was added, else one EInvalid naming every field.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(p))
+	for i, f := range p {
+		msgs[i] = f.Message
+	}
+	return &Error{Code: EInvalid, Message: strings.Join(msgs, "; "), Fields: p}
 }

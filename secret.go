@@ -1,7 +1,6 @@
 package sbx
 
 import (
-	"fmt"
 	"strings"
 	"time"
 )
@@ -46,29 +45,22 @@ const (
 // holds a NUL byte (no environment variable can); the error names each bad
 // field.
 func CheckSecret(name, value string) error {
-	var fields []FieldError
+	var p Problems
 	switch {
 	case EnvNameProblem(name) != "":
-		fields = append(fields, FieldError{"name", "name: " + EnvNameProblem(name)})
+		p.Add("name", "name: %s", EnvNameProblem(name))
 	case len(name) > MaxSecretNameBytes:
-		fields = append(fields, FieldError{"name", fmt.Sprintf("name is longer than %d bytes", MaxSecretNameBytes)})
+		p.Add("name", "name is longer than %d bytes", MaxSecretNameBytes)
 	}
 	switch {
 	case value == "":
-		fields = append(fields, FieldError{"value", "value is required and may not be empty"})
+		p.Add("value", "value is required and may not be empty")
 	case len(value) > MaxSecretValueBytes:
-		fields = append(fields, FieldError{"value", fmt.Sprintf("value is longer than %d bytes", MaxSecretValueBytes)})
+		p.Add("value", "value is longer than %d bytes", MaxSecretValueBytes)
 	case strings.ContainsRune(value, 0):
-		fields = append(fields, FieldError{"value", "value holds a NUL byte, which no environment variable can"})
+		p.Add("value", "value holds a NUL byte, which no environment variable can")
 	}
-	if len(fields) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(fields))
-	for i, f := range fields {
-		msgs[i] = f.Message
-	}
-	return &Error{Code: EInvalid, Message: strings.Join(msgs, "; "), Fields: fields}
+	return p.Err()
 }
 
 // cut shortens s for a message.

@@ -243,7 +243,7 @@ func newBundle(files map[string]File) (*Bundle, error) {
 	var p problems
 	file := func(field, name string) {
 		if _, ok := files[name]; !ok {
-			p.add(field, "%s: %s %q is not a file in the bundle", ManifestFile, field, name)
+			p.Add(field, "%s: %s %q is not a file in the bundle", ManifestFile, field, name)
 		}
 	}
 	for i, t := range m.Tools {
@@ -256,13 +256,13 @@ func newBundle(files map[string]File) (*Bundle, error) {
 		if _, ok := files[s.Path+"/SKILL.md"]; !ok {
 			field := fmt.Sprintf("skills[%d].path", i)
 			if b.isDir(s.Path) {
-				p.add(field, "%s: %s %q has no SKILL.md", ManifestFile, field, s.Path)
+				p.Add(field, "%s: %s %q has no SKILL.md", ManifestFile, field, s.Path)
 			} else {
-				p.add(field, "%s: %s %q is not a directory in the bundle (a skill is a directory holding SKILL.md)", ManifestFile, field, s.Path)
+				p.Add(field, "%s: %s %q is not a directory in the bundle (a skill is a directory holding SKILL.md)", ManifestFile, field, s.Path)
 			}
 		}
 	}
-	return b, p.err()
+	return b, p.Err()
 }
 
 // Archive packs the bundle as a tar.gz, the form the org's inventory takes:

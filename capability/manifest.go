@@ -167,18 +167,18 @@ func yamlError(err error) error {
 	var p problems
 	for _, e := range te.Errors {
 		if m := unknownField.FindStringSubmatch(e); m != nil {
-			p.add(m[2], "%s line %s: unknown field %q", ManifestFile, m[1], m[2])
+			p.Add(m[2], "%s line %s: unknown field %q", ManifestFile, m[1], m[2])
 		} else if m := typeMismatch.FindStringSubmatch(e); m != nil {
 			value := "a YAML " + m[2]
 			if m[3] != "" {
 				value = m[3] + " is a YAML " + m[2]
 			}
-			p.add(ManifestFile, "%s line %s: %s where %s is wanted", ManifestFile, m[1], value, goKind(m[4]))
+			p.Add(ManifestFile, "%s line %s: %s where %s is wanted", ManifestFile, m[1], value, goKind(m[4]))
 		} else {
-			p.add(ManifestFile, "%s: %s", ManifestFile, e)
+			p.Add(ManifestFile, "%s: %s", ManifestFile, e)
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 func goKind(t string) string {
@@ -202,48 +202,48 @@ func (m Manifest) Validate() error {
 	var p problems
 	switch {
 	case m.Schema == 0:
-		p.add("schema", "%s: schema is required; this sbx reads schema %d", ManifestFile, Schema)
+		p.Add("schema", "%s: schema is required; this sbx reads schema %d", ManifestFile, Schema)
 	case m.Schema != Schema:
-		p.add("schema", "%s: schema %d is not supported; this sbx reads schema %d", ManifestFile, m.Schema, Schema)
+		p.Add("schema", "%s: schema %d is not supported; this sbx reads schema %d", ManifestFile, m.Schema, Schema)
 	}
 	if err := CheckName(m.Name); err != nil {
-		p.add("name", "%s: %s", ManifestFile, sbx.ErrorMessage(err))
+		p.Add("name", "%s: %s", ManifestFile, sbx.ErrorMessage(err))
 	}
 	if err := CheckVersion(m.Version); err != nil {
-		p.add("version", "%s: %s", ManifestFile, sbx.ErrorMessage(err))
+		p.Add("version", "%s: %s", ManifestFile, sbx.ErrorMessage(err))
 	}
 	switch d := strings.TrimSpace(m.Description); {
 	case d == "":
-		p.add("description", "%s: description is required: one or two sentences saying what the capability gives an agent", ManifestFile)
+		p.Add("description", "%s: description is required: one or two sentences saying what the capability gives an agent", ManifestFile)
 	case len(m.Description) > maxDescriptionLen:
-		p.add("description", "%s: description is longer than %d bytes", ManifestFile, maxDescriptionLen)
+		p.Add("description", "%s: description is longer than %d bytes", ManifestFile, maxDescriptionLen)
 	}
 	for _, name := range sortedKeys(m.Flags) {
 		if !flagPattern.MatchString(name) || len(name) > maxNameLen {
-			p.add("flags."+name, "%s: flag name %q must be lowercase letters, digits, '-' or '_', starting with a letter, at most %d bytes", ManifestFile, name, maxNameLen)
+			p.Add("flags."+name, "%s: flag name %q must be lowercase letters, digits, '-' or '_', starting with a letter, at most %d bytes", ManifestFile, name, maxNameLen)
 		}
 	}
 	for _, k := range sortedKeys(m.Env) {
 		if problem := sbx.EnvNameProblem(k); problem != "" {
-			p.add("env."+k, "%s: env: %s", ManifestFile, problem)
+			p.Add("env."+k, "%s: env: %s", ManifestFile, problem)
 		}
 	}
 	when := func(field, flag string) {
 		if _, ok := m.Flags[flag]; flag != "" && !ok {
-			p.add(field+".when", "%s: %s.when names flag %q, which flags does not declare", ManifestFile, field, flag)
+			p.Add(field+".when", "%s: %s.when names flag %q, which flags does not declare", ManifestFile, field, flag)
 		}
 	}
 	names := func(kind string, n int, name func(int) string) {
 		if n > maxComponents {
-			p.add(kind, "%s: %s may hold at most %d entries", ManifestFile, kind, maxComponents)
+			p.Add(kind, "%s: %s may hold at most %d entries", ManifestFile, kind, maxComponents)
 		}
 		seen := map[string]int{}
 		for i := 0; i < n; i++ {
 			field, nm := fmt.Sprintf("%s[%d]", kind, i), name(i)
 			if !componentPattern.MatchString(nm) || len(nm) > maxNameLen {
-				p.add(field+".name", "%s: %s.name %q must be 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit", ManifestFile, field, nm, maxNameLen)
+				p.Add(field+".name", "%s: %s.name %q must be 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit", ManifestFile, field, nm, maxNameLen)
 			} else if j, dup := seen[nm]; dup {
-				p.add(field+".name", "%s: %s.name %q is also the name of %s[%d]", ManifestFile, field, nm, kind, j)
+				p.Add(field+".name", "%s: %s.name %q is also the name of %s[%d]", ManifestFile, field, nm, kind, j)
 			}
 			seen[nm] = i
 		}
@@ -276,42 +276,42 @@ func (m Manifest) Validate() error {
 	for i, d := range m.Dependencies {
 		field := fmt.Sprintf("dependencies[%d]", i)
 		if strings.TrimSpace(d.Check) == "" {
-			p.add(field+".check", "%s: %s.check is required: a shell command that exits 0 when %s is present", ManifestFile, field, d.Name)
+			p.Add(field+".check", "%s: %s.check is required: a shell command that exits 0 when %s is present", ManifestFile, field, d.Name)
 		}
 		if len(d.Check) > maxScriptLen || len(d.Install) > maxScriptLen {
-			p.add(field, "%s: %s's check and install scripts may be at most %d bytes each", ManifestFile, field, maxScriptLen)
+			p.Add(field, "%s: %s's check and install scripts may be at most %d bytes each", ManifestFile, field, maxScriptLen)
 		}
 		if d.Timeout < 0 || d.Timeout > maxInstallTimeout {
-			p.add(field+".timeout", "%s: %s.timeout must be 1 to %d seconds (0 or absent: %d)", ManifestFile, field, maxInstallTimeout, int(DefaultInstallTimeout.Seconds()))
+			p.Add(field+".timeout", "%s: %s.timeout must be 1 to %d seconds (0 or absent: %d)", ManifestFile, field, maxInstallTimeout, int(DefaultInstallTimeout.Seconds()))
 		}
 		when(field, d.When)
 	}
-	return p.err()
+	return p.Err()
 }
 
 func (p *problems) mcpServer(field string, s MCPServer) {
 	switch s.Transport {
 	case "stdio":
 		if strings.TrimSpace(s.Command) == "" {
-			p.add(field+".command", "%s: %s.command is required for transport stdio", ManifestFile, field)
+			p.Add(field+".command", "%s: %s.command is required for transport stdio", ManifestFile, field)
 		}
 		if s.URL != "" || len(s.Headers) > 0 {
-			p.add(field+".url", "%s: %s has transport stdio: url and headers are for transport http", ManifestFile, field)
+			p.Add(field+".url", "%s: %s has transport stdio: url and headers are for transport http", ManifestFile, field)
 		}
 		for _, k := range sortedKeys(s.Env) {
 			if problem := sbx.EnvNameProblem(k); problem != "" {
-				p.add(field+".env."+k, "%s: %s.env: %s", ManifestFile, field, problem)
+				p.Add(field+".env."+k, "%s: %s.env: %s", ManifestFile, field, problem)
 			}
 		}
 	case "http":
 		if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
-			p.add(field+".url", "%s: %s.url %q must be an http:// or https:// URL for transport http", ManifestFile, field, s.URL)
+			p.Add(field+".url", "%s: %s.url %q must be an http:// or https:// URL for transport http", ManifestFile, field, s.URL)
 		}
 		if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 {
-			p.add(field+".command", "%s: %s has transport http: command, args and env are for transport stdio", ManifestFile, field)
+			p.Add(field+".command", "%s: %s has transport http: command, args and env are for transport stdio", ManifestFile, field)
 		}
 	default:
-		p.add(field+".transport", "%s: %s.transport %q must be stdio or http", ManifestFile, field, s.Transport)
+		p.Add(field+".transport", "%s: %s.transport %q must be stdio or http", ManifestFile, field, s.Transport)
 	}
 }
 
@@ -319,7 +319,7 @@ func (p *problems) mcpServer(field string, s MCPServer) {
 // Whether it names what it should is checked with the bundle's files.
 func (p *problems) path(field, v string) {
 	if msg := badPath(v); msg != "" {
-		p.add(field, "%s: %s %q %s", ManifestFile, field, v, msg)
+		p.Add(field, "%s: %s %q %s", ManifestFile, field, v, msg)
 	}
 }
 
@@ -408,29 +408,14 @@ func (m Manifest) CheckFlags(field string, set map[string]bool) error {
 			if len(m.Flags) > 0 {
 				declared = "its flags: " + strings.Join(sortedKeys(m.Flags), ", ")
 			}
-			p.add(field+"."+name, "capability %s %s has no flag %q (%s)", m.Name, m.Version, name, declared)
+			p.Add(field+"."+name, "capability %s %s has no flag %q (%s)", m.Name, m.Version, name, declared)
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
-// problems collects field errors into one sbx.EInvalid.
-type problems []sbx.FieldError
-
-func (p *problems) add(field, format string, args ...any) {
-	*p = append(*p, sbx.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-func (p problems) err() error {
-	if len(p) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(p))
-	for i, f := range p {
-		msgs[i] = f.Message
-	}
-	return &sbx.Error{Code: sbx.EInvalid, Message: strings.Join(msgs, "; "), Fields: p}
-}
+// problems collects field errors, with the manifest's shared checks.
+type problems struct{ sbx.Problems }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -103,25 +103,25 @@ func parsePlan(b apiv1.SetPlanRequest, field string) (sbx.Plan, error) {
 		{"max_members_per_workspace", int64(b.MaxMembers)}, {"max_timeout", b.MaxTimeout},
 	} {
 		if l.v < 0 {
-			p.add(field+l.name, "%s must be 0 (no limit) or more", field+l.name)
+			p.Add(field+l.name, "%s must be 0 (no limit) or more", field+l.name)
 		}
 	}
 	if v := b.MaxVCPU; v != nil {
 		if !(*v >= 0 && *v <= 1e6) {
-			p.add(field+"max_vcpu", "%smax_vcpu must be 0 (no limit) or a number of vCPU", field)
+			p.Add(field+"max_vcpu", "%smax_vcpu must be 0 (no limit) or a number of vCPU", field)
 		} else {
 			plan.MaxMilliCPU = int64(math.Round(*v * 1000))
 		}
 	}
 	if b.MaxTimeout > 1<<31 {
-		p.add(field+"max_timeout", "%smax_timeout is too large", field)
+		p.Add(field+"max_timeout", "%smax_timeout is too large", field)
 	} else if b.MaxTimeout > 0 {
 		plan.MaxTimeout = time.Duration(b.MaxTimeout) * time.Second
 	}
 	if len(b.Name) > 64 {
-		p.add(field+"name", "%sname must be at most 64 bytes", field)
+		p.Add(field+"name", "%sname must be at most 64 bytes", field)
 	}
-	return plan, p.err()
+	return plan, p.Err()
 }
 
 func (s *Server) setOrgVerification(w http.ResponseWriter, r *http.Request) {

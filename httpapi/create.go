@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -41,21 +40,21 @@ func (cfg Config) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 	}
 	switch {
 	case body.TemplateID == "":
-		p.add("templateID", "templateID is required, for example \"base\"")
+		p.Add("templateID", "templateID is required, for example \"base\"")
 	case !templatePattern.MatchString(body.TemplateID):
-		p.add("templateID", "templateID %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", body.TemplateID)
+		p.Add("templateID", "templateID %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", body.TemplateID)
 	}
 	if body.Timeout != nil {
 		if *body.Timeout < 1 {
-			p.add("timeout", "timeout must be a positive number of seconds")
+			p.Add("timeout", "timeout must be a positive number of seconds")
 		} else if *body.Timeout <= math.MaxInt64/int64(time.Second) {
 			req.Timeout = time.Duration(*body.Timeout) * time.Second
 		} else {
-			p.add("timeout", "timeout is too large")
+			p.Add("timeout", "timeout is too large")
 		}
 	}
 	if body.Kind != "" && !req.Kind.Valid() {
-		p.add("kind", "kind %q must be task, runtime or world", body.Kind)
+		p.Add("kind", "kind %q must be task, runtime or world", body.Kind)
 	}
 	p.env("envVars", body.EnvVars)
 	p.metadata("metadata", body.Metadata)
@@ -78,54 +77,38 @@ func (cfg Config) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 			gpu.Fraction = 100
 		}
 		if !gpuTypePattern.MatchString(g.Type) {
-			p.add("gpu.type", "gpu.type is required, for example \"h100\"")
+			p.Add("gpu.type", "gpu.type is required, for example \"h100\"")
 		}
 		if gpu.Count < 1 || gpu.Count > maxGPUCount {
-			p.add("gpu.count", "gpu.count must be between 1 and %d", maxGPUCount)
+			p.Add("gpu.count", "gpu.count must be between 1 and %d", maxGPUCount)
 		}
 		switch gpu.Fraction {
 		case 25, 50, 75:
 			if gpu.Count != 1 {
-				p.add("gpu.fraction", "gpu.fraction below 100 needs gpu.count 1")
+				p.Add("gpu.fraction", "gpu.fraction below 100 needs gpu.count 1")
 			}
 		case 100:
 		default:
-			p.add("gpu.fraction", "gpu.fraction must be 25, 50, 75 or 100")
+			p.Add("gpu.fraction", "gpu.fraction must be 25, 50, 75 or 100")
 		}
 		req.Resources.GPU = &gpu
 	}
-	return req, p.err()
+	return req, p.Err()
 }
 
-// problems collects field errors.
-type problems []sbx.FieldError
-
-func (p *problems) add(field, format string, args ...any) {
-	*p = append(*p, sbx.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-// err is nil when nothing was added, else one EInvalid naming every field.
-func (p problems) err() error {
-	if len(p) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(p))
-	for i, f := range p {
-		msgs[i] = f.Message
-	}
-	return &sbx.Error{Code: sbx.EInvalid, Message: strings.Join(msgs, "; "), Fields: p}
-}
+// problems collects field errors, with the checks the API's bodies share.
+type problems struct{ sbx.Problems }
 
 // env checks environment variables given in field.
 func (p *problems) env(field string, env map[string]string) {
 	if len(env) > maxEnvVars {
-		p.add(field, "%s may hold at most %d variables", field, maxEnvVars)
+		p.Add(field, "%s may hold at most %d variables", field, maxEnvVars)
 	}
 	for k, v := range env {
 		if problem := sbx.EnvNameProblem(k); problem != "" {
-			p.add(field+"."+k, "%s", problem)
+			p.Add(field+"."+k, "%s", problem)
 		} else if len(v) > maxEnvValueBytes {
-			p.add(field+"."+k, "environment variable %s is longer than %d bytes", k, maxEnvValueBytes)
+			p.Add(field+"."+k, "environment variable %s is longer than %d bytes", k, maxEnvValueBytes)
 		}
 	}
 }
@@ -133,16 +116,16 @@ func (p *problems) env(field string, env map[string]string) {
 // metadata checks metadata given in field.
 func (p *problems) metadata(field string, m map[string]string) {
 	if len(m) > maxMetadata {
-		p.add(field, "%s may hold at most %d keys", field, maxMetadata)
+		p.Add(field, "%s may hold at most %d keys", field, maxMetadata)
 	}
 	for k, v := range m {
 		switch {
 		case k == "" || len(k) > maxMetaKeyBytes || strings.ContainsAny(k, "=\x00"):
-			p.add(field, "%s key %q must be 1-%d bytes without '='", field, k, maxMetaKeyBytes)
+			p.Add(field, "%s key %q must be 1-%d bytes without '='", field, k, maxMetaKeyBytes)
 		case strings.HasPrefix(k, "sbx."):
-			p.add(field+"."+k, "%s key %q: the prefix sbx. is sbx's own (a runtime's sandboxes carry sbx.runtime_id)", field, k)
+			p.Add(field+"."+k, "%s key %q: the prefix sbx. is sbx's own (a runtime's sandboxes carry sbx.runtime_id)", field, k)
 		case len(v) > maxMetaValBytes || strings.ContainsRune(v, 0):
-			p.add(field+"."+k, "%s value for %q must be at most %d bytes", field, k, maxMetaValBytes)
+			p.Add(field+"."+k, "%s value for %q must be at most %d bytes", field, k, maxMetaValBytes)
 		}
 	}
 }
@@ -150,7 +133,7 @@ func (p *problems) metadata(field string, m map[string]string) {
 // milliCPU checks a vCPU count given in field and answers it in thousandths.
 func (cfg Config) milliCPU(p *problems, field string, cpu float64) int64 {
 	if !(cpu >= 0.001 && cpu <= cfg.MaxCPU) || math.IsNaN(cpu) {
-		p.add(field, "%s must be between 0.001 and %g vCPU", field, cfg.MaxCPU)
+		p.Add(field, "%s must be between 0.001 and %g vCPU", field, cfg.MaxCPU)
 	}
 	return int64(math.Round(cpu * 1000))
 }
@@ -158,6 +141,6 @@ func (cfg Config) milliCPU(p *problems, field string, cpu float64) int64 {
 // memory checks a memory size in MiB given in field.
 func (cfg Config) memory(p *problems, field string, mb int64) {
 	if mb < 64 || mb > cfg.MaxMemoryMB {
-		p.add(field, "%s must be between 64 and %d", field, cfg.MaxMemoryMB)
+		p.Add(field, "%s must be between 64 and %d", field, cfg.MaxMemoryMB)
 	}
 }

@@ -86,12 +86,12 @@ func checkFields(data json.RawMessage, t reflect.Type, path string) error {
 				return err
 			}
 		case path == "" && staleFields[key]:
-			p.add(name, "field %q is not supported by this API; remove it (see /api/v1/openapi.json)", name)
+			p.Add(name, "field %q is not supported by this API; remove it (see /api/v1/openapi.json)", name)
 		default:
-			p.add(name, "unknown field %q", name)
+			p.Add(name, "unknown field %q", name)
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

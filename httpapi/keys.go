@@ -44,12 +44,12 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	}
 	var p problems
 	if name := strings.TrimSpace(body.Name); name == "" || len(name) > 100 {
-		p.add("name", "name is required, at most 100 bytes, to tell the key apart (for example \"ci\")")
+		p.Add("name", "name is required, at most 100 bytes, to tell the key apart (for example \"ci\")")
 	}
 	if body.User != "" && body.ProjectID != "" {
-		p.add("user", "a key is a member's (user) or a project's (project_id), not both")
+		p.Add("user", "a key is a member's (user) or a project's (project_id), not both")
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -110,15 +110,15 @@ func (s *Server) kycWebhook(w http.ResponseWriter, r *http.Request) {
 	var p problems
 	status := sbx.KYCStatus(ev.Status)
 	if !status.Valid() {
-		p.add("status", "status %q must be unverified, pending or verified", ev.Status)
+		p.Add("status", "status %q must be unverified, pending or verified", ev.Status)
 	}
 	if ev.ID == "" {
-		p.add("id", "id is required: the org's ID or name, or the user's ID or email")
+		p.Add("id", "id is required: the org's ID or name, or the user's ID or email")
 	}
 	if ev.Subject != "org" && ev.Subject != "user" {
-		p.add("subject", "subject %q must be org or user", ev.Subject)
+		p.Add("subject", "subject %q must be org or user", ev.Subject)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -234,7 +234,7 @@ func (s *Server) runtimeConfig(c sbx.RuntimeConfig, body apiv1.UpdateRuntimeRequ
 	cfg, maxTimeout := s.cfg, s.mgr.Config().MaxTimeout
 	if v := body.TemplateID; v != nil {
 		if !templatePattern.MatchString(*v) {
-			p.add("template_id", "template_id %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", *v)
+			p.Add("template_id", "template_id %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", *v)
 		}
 		c.TemplateID = *v
 	}
@@ -247,14 +247,14 @@ func (s *Server) runtimeConfig(c sbx.RuntimeConfig, body apiv1.UpdateRuntimeRequ
 	}
 	if v := body.Timeout; v != nil {
 		if *v < 1 || *v > int64(maxTimeout/time.Second) {
-			p.add("timeout", "timeout must be between 1 and %d seconds", int64(maxTimeout/time.Second))
+			p.Add("timeout", "timeout must be between 1 and %d seconds", int64(maxTimeout/time.Second))
 		}
 		c.Timeout = time.Duration(*v) * time.Second
 	}
 	if v := body.Ports; v != nil {
 		for _, port := range *v {
 			if port < 1 || port > 65535 || port == apiv1.AgentPort {
-				p.add("ports", "port %d must be between 1 and 65535 and not the agent's %d", port, apiv1.AgentPort)
+				p.Add("ports", "port %d must be between 1 and 65535 and not the agent's %d", port, apiv1.AgentPort)
 			}
 		}
 		c.Ports = *v
@@ -267,5 +267,5 @@ func (s *Server) runtimeConfig(c sbx.RuntimeConfig, body apiv1.UpdateRuntimeRequ
 		p.metadata("labels", *v)
 		c.Labels = *v
 	}
-	return c, p.err()
+	return c, p.Err()
 }

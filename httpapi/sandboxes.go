@@ -100,7 +100,7 @@ func parseFilter(q url.Values, allowed []string) (ledger.Filter, error) {
 	for _, v := range q["state"] {
 		for _, st := range strings.Split(v, ",") {
 			if !sbx.State(st).Valid() {
-				p.add("state", "state %q must be one of starting, running, paused, killed, failed", st)
+				p.Add("state", "state %q must be one of starting, running, paused, killed, failed", st)
 			}
 			f.States = append(f.States, sbx.State(st))
 		}
@@ -108,7 +108,7 @@ func parseFilter(q url.Values, allowed []string) (ledger.Filter, error) {
 	for _, kv := range q["metadata"] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			p.add("metadata", "metadata filter %q must be key=value", kv)
+			p.Add("metadata", "metadata filter %q must be key=value", kv)
 			continue
 		}
 		if f.Metadata == nil {
@@ -118,10 +118,10 @@ func parseFilter(q url.Values, allowed []string) (ledger.Filter, error) {
 	}
 	limit, err := parseLimit(q)
 	if err != nil {
-		p.add("limit", "%s", err.Error())
+		p.Add("limit", "%s", err.Error())
 	}
 	f.Limit = limit
-	return f, p.err()
+	return f, p.Err()
 }
 
 // parseLimit reads the limit parameter: 1 to 1000, 100 when absent.

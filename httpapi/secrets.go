@@ -48,13 +48,13 @@ func (s *Server) setSecret(w http.ResponseWriter, r *http.Request) {
 	}
 	var p problems
 	if body.Scope != "" && body.Scope != sbx.SecretScopeOrg && body.Scope != sbx.SecretScopeUser {
-		p.add("scope", "scope %q must be org or user", body.Scope)
+		p.Add("scope", "scope %q must be org or user", body.Scope)
 	}
 	var e *sbx.Error
 	if errors.As(sbx.CheckSecret(body.Name, body.Value), &e) {
-		p = append(p, e.Fields...)
+		p.Problems = append(p.Problems, e.Fields...)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -185,25 +185,17 @@ func checkMessages(msgs []sbx.SessionMessage) error {
 	if len(msgs) == 0 || len(msgs) > sbx.MaxSessionAppend {
 		return sbx.Invalid("messages", "messages must hold 1 to %d messages, not %d", sbx.MaxSessionAppend, len(msgs))
 	}
-	var fields []sbx.FieldError
+	var p sbx.Problems
 	for i, m := range msgs {
 		field := fmt.Sprintf("messages[%d]", i)
 		if !sbx.ValidSessionRole(m.Role) {
-			fields = append(fields, sbx.FieldError{Field: field + ".role",
-				Message: fmt.Sprintf("%s.role %q must be one of %s", field, m.Role, strings.Join(sbx.SessionRoles, ", "))})
+			p.Add(field+".role", "%s.role %q must be one of %s", field, m.Role, strings.Join(sbx.SessionRoles, ", "))
 		}
 		if err := checkText(field+".content", m.Content, sbx.MaxSessionMessageBytes); err != nil {
-			fields = append(fields, err.Fields...)
+			p = append(p, err.Fields...)
 		}
 	}
-	if len(fields) == 0 {
-		return nil
-	}
-	msgsText := make([]string, len(fields))
-	for i, f := range fields {
-		msgsText[i] = f.Message
-	}
-	return &sbx.Error{Code: sbx.EInvalid, Message: strings.Join(msgsText, "; "), Fields: fields}
+	return p.Err()
 }
 
 // checkText refuses text in field that is longer than max bytes, not UTF-8,
