@@ -78,7 +78,7 @@ func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	start := lifecycle.RuntimeStart{Resources: rt.Config.Resources}
+	start := lifecycle.RuntimeStart{Resources: rt.Config.Resources, SecretIDs: body.SecretIDs}
 	if start.Resources.MilliCPU == 0 {
 		start.Resources.MilliCPU = int64(math.Round(s.cfg.DefaultCPU * 1000))
 	}
@@ -92,14 +92,7 @@ func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 		}
 		start.Timeout = time.Duration(min(*v, math.MaxInt64/int64(time.Second))) * time.Second
 	}
-	c := caller(r)
-	env, err := s.store.SecretEnv(r.Context(), c.Org.ID, c.User.ID, body.SecretIDs)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	start.Env = env
-	rt, err = s.mgr.StartRuntime(r.Context(), c, rt, start)
+	rt, err := s.mgr.StartRuntime(r.Context(), caller(r), rt, start)
 	if err != nil {
 		s.error(w, r, err)
 		return

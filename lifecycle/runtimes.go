@@ -23,7 +23,7 @@ const runtimeLabel = "sbx.runtime_id"
 // RuntimeStart is what a runtime's start gets beyond its configuration.
 type RuntimeStart struct {
 	Resources sbx.Resources     // the configuration's, the server's defaults filled in
-	Env       map[string]string // the chosen secrets, by name; they win over the configuration's env
+	SecretIDs []string          // secrets (the org's, or the caller's member's own) for the sandbox's env; they win over the configuration's
 	Timeout   time.Duration     // requested_runtime_limit_seconds; 0: the configuration's
 }
 
@@ -39,12 +39,16 @@ type RuntimeStart struct {
 // runtime.
 func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime, start RuntimeStart) (sbx.Runtime, error) {
 	ctx = context.WithoutCancel(ctx)
+	secrets, err := m.store.SecretEnv(ctx, c.Org.ID, c.User.ID, start.SecretIDs)
+	if err != nil {
+		return rt, err
+	}
 	set, err := capability.ResolveRuntime(ctx, m.store, rt.OrgID, rt.ID)
 	if err != nil {
 		return rt, err
 	}
 	env := map[string]string{}
-	for _, layer := range []map[string]string{set.Env, rt.Config.Env, start.Env} {
+	for _, layer := range []map[string]string{set.Env, rt.Config.Env, secrets} {
 		maps.Copy(env, layer)
 	}
 	labels := maps.Clone(rt.Config.Labels)
