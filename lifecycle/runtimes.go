@@ -22,9 +22,9 @@ const runtimeLabel = "sbx.runtime_id"
 
 // RuntimeStart is what a runtime's start gets beyond its configuration.
 type RuntimeStart struct {
-	Resources sbx.Resources     // the configuration's, the server's defaults filled in
-	SecretIDs []string          // secrets (the org's, or the caller's member's own) for the sandbox's env; they win over the configuration's
-	Timeout   time.Duration     // requested_runtime_limit_seconds; 0: the configuration's
+	Resources sbx.Resources // the configuration's, the server's defaults filled in
+	SecretIDs []string      // secrets (the org's, or the caller's member's own) for the sandbox's env; they win over the configuration's
+	Timeout   time.Duration // requested_runtime_limit_seconds; 0: the configuration's
 }
 
 // StartRuntime provisions a sandbox for an idle runtime, waits until it is
