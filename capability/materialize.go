@@ -55,30 +55,38 @@ const (
 // BinDir, the resolved env in EnvFile (sourced by login shells), and the
 // resolved view in ResolvedFile. Then, capability by capability, for each
 // dependency it runs the check; when the check fails, the install and then
-// the check again (whether the install succeeded or not: the check decides). Scripts run in the capability's directory with the
-// resolved env and SBX_CAPABILITY_NAME and SBX_CAPABILITY_DIR set.
+// the check again (whether the install succeeded or not: the check
+// decides). Scripts run in the capability's directory with the resolved env
+// and SBX_CAPABILITY_NAME and SBX_CAPABILITY_DIR set. report, when not nil,
+// gets each step as soon as it is done.
 //
 // Every failure is a Step with OK false and goes no further than what
 // depends on it: the other capabilities and dependencies are still done.
 // The error is ctx's, when it ended before everything was done. Materialize
 // expects a fresh sandbox: files of capabilities no longer resolved are not
 // removed.
-func Materialize(ctx context.Context, sb Sandbox, r Resolved) ([]Step, error) {
+func Materialize(ctx context.Context, sb Sandbox, r Resolved, report func(Step)) ([]Step, error) {
 	var steps []Step
+	done := func(st Step) {
+		steps = append(steps, st)
+		if report != nil {
+			report(st)
+		}
+	}
 	for _, c := range r.Capabilities {
-		steps = append(steps, writeCapability(ctx, sb, r, c.Name))
+		done(writeCapability(ctx, sb, r, c.Name))
 		if err := ctx.Err(); err != nil {
 			return steps, err
 		}
 	}
-	steps = append(steps, writeResolved(ctx, sb, r))
+	done(writeResolved(ctx, sb, r))
 	for _, d := range r.Dependencies {
 		env := map[string]string{}
 		for k, v := range r.Env {
 			env[k] = v
 		}
 		env["SBX_CAPABILITY_NAME"], env["SBX_CAPABILITY_DIR"] = d.Capability, Dir(d.Capability)
-		run := func(action, script string, timeout time.Duration, label string) bool {
+		run := func(action, script string, timeout time.Duration, label string) Step {
 			code, out, err := sb.Run(ctx, "cd \"$SBX_CAPABILITY_DIR\" || exit 1\n"+script, env, timeout)
 			st := Step{Capability: d.Capability, Action: action, OK: err == nil && code == 0}
 			switch {
@@ -89,26 +97,26 @@ func Materialize(ctx context.Context, sb Sandbox, r Resolved) ([]Step, error) {
 			default:
 				st.Detail = label + ": ok"
 			}
-			steps = append(steps, st)
-			return st.OK
+			return st
 		}
-		if run("check", d.Check, CheckTimeout, d.Name) {
+		check := run("check", d.Check, CheckTimeout, d.Name)
+		if !check.OK && d.Install == "" {
+			check.Detail += " (it has no install script)"
+		}
+		done(check)
+		if check.OK || d.Install == "" {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return steps, err
 		}
-		if d.Install == "" {
-			steps[len(steps)-1].Detail += " (it has no install script)"
-			continue
-		}
-		run("install", d.Install, time.Duration(d.Timeout)*time.Second, d.Name)
+		done(run("install", d.Install, time.Duration(d.Timeout)*time.Second, d.Name))
 		if err := ctx.Err(); err != nil {
 			return steps, err
 		}
 		// The check decides, even after an install that failed: a package
 		// manager may fail on a part the dependency does not need.
-		run("check", d.Check, CheckTimeout, d.Name+" after install")
+		done(run("check", d.Check, CheckTimeout, d.Name+" after install"))
 		if err := ctx.Err(); err != nil {
 			return steps, err
 		}

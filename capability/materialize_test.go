@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,9 +108,20 @@ func TestMaterialize(t *testing.T) {
 		{Binding: sbx.CapabilityBinding{ID: "b-git", Name: "git-toolkit", Version: "1.0.0", Source: sbx.CapabilityCatalog, Enabled: true}, Bundle: git},
 	})
 	sb := &dirSandbox{root: t.TempDir()}
-	steps, err := capability.Materialize(context.Background(), sb, r)
+	var reported []capability.Step
+	steps, err := capability.Materialize(context.Background(), sb, r, func(st capability.Step) {
+		// Four writes come first (three capabilities and the resolved set);
+		// then each script's step comes as soon as it ran.
+		if st.Action != "write" && len(sb.runs) != len(reported)-4+1 {
+			t.Errorf("step %s reported after %d runs", st, len(sb.runs))
+		}
+		reported = append(reported, st)
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(reported, steps) {
+		t.Errorf("reported %v, answered %v", reported, steps)
 	}
 	var got []string
 	for _, s := range steps {
@@ -193,7 +205,7 @@ func TestMaterializeFailures(t *testing.T) {
 		{Binding: binding("deps", "2.0.0", true, nil), Bundle: deps},
 	})
 	sb := &dirSandbox{root: t.TempDir(), failing: "/opt/sbx/capabilities/demo/"}
-	steps, err := capability.Materialize(context.Background(), sb, r)
+	steps, err := capability.Materialize(context.Background(), sb, r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +221,7 @@ func TestMaterializeFailures(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := capability.Materialize(ctx, &dirSandbox{root: t.TempDir()}, r); !errors.Is(err, context.Canceled) {
+	if _, err := capability.Materialize(ctx, &dirSandbox{root: t.TempDir()}, r, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a canceled context: %v", err)
 	}
 }
