@@ -11,14 +11,25 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/ledger"
 )
 
 // What the API does with capabilities, over the ledger: uploads to an org's
 // inventory, and installing, changing and resolving a runtime's bindings.
 
+// Store is what those need of the ledger (*ledger.Store); the package
+// imports no adapter.
+type Store interface {
+	AddCapabilityBundle(ctx context.Context, b sbx.CapabilityBundle, archive []byte, now time.Time) (sbx.CapabilityBundle, error)
+	CapabilityVersions(ctx context.Context, orgID, name string) ([]sbx.CapabilityBundle, error)
+	CapabilityArchive(ctx context.Context, orgID, name, version string) (sbx.CapabilityBundle, []byte, error)
+	CreateCapabilityBinding(ctx context.Context, b sbx.CapabilityBinding, now time.Time) (sbx.CapabilityBinding, error)
+	RuntimeCapabilityBindings(ctx context.Context, orgID, runtimeID string) ([]sbx.CapabilityBinding, error)
+	GetCapabilityBinding(ctx context.Context, orgID, runtimeID, id string) (sbx.CapabilityBinding, error)
+	UpdateCapabilityBinding(ctx context.Context, b sbx.CapabilityBinding, now time.Time) (sbx.CapabilityBinding, error)
+}
+
 // Upload checks a tar.gz bundle and puts it in an org's inventory.
-func Upload(ctx context.Context, store *ledger.Store, orgID string, archive []byte, now time.Time) (sbx.CapabilityBundle, error) {
+func Upload(ctx context.Context, store Store, orgID string, archive []byte, now time.Time) (sbx.CapabilityBundle, error) {
 	b, err := LoadArchive(archive)
 	if err != nil {
 		return sbx.CapabilityBundle{}, err
@@ -46,7 +57,7 @@ func StoredManifest(b sbx.CapabilityBundle) (Manifest, error) {
 // Find looks capability name up at version ("" for the newest) in source:
 // the org's inventory, the catalog, or ("") the inventory when it has the
 // name and the catalog otherwise. It answers the source and the manifest.
-func Find(ctx context.Context, store *ledger.Store, orgID, name, version string, source sbx.CapabilitySource) (sbx.CapabilitySource, Manifest, error) {
+func Find(ctx context.Context, store Store, orgID, name, version string, source sbx.CapabilitySource) (sbx.CapabilitySource, Manifest, error) {
 	if err := CheckName(name); err != nil {
 		return "", Manifest{}, err
 	}
@@ -108,7 +119,7 @@ type Install struct {
 }
 
 // InstallOn binds a capability to a runtime of an org.
-func InstallOn(ctx context.Context, store *ledger.Store, orgID, runtimeID string, in Install, now time.Time) (sbx.CapabilityBinding, error) {
+func InstallOn(ctx context.Context, store Store, orgID, runtimeID string, in Install, now time.Time) (sbx.CapabilityBinding, error) {
 	source, m, err := Find(ctx, store, orgID, in.Name, in.Version, in.Source)
 	if err != nil {
 		return sbx.CapabilityBinding{}, err
@@ -129,7 +140,7 @@ type Change struct {
 
 // ChangeBinding changes a binding of a runtime of an org. The flags it ends
 // with must all be declared by the version it ends with.
-func ChangeBinding(ctx context.Context, store *ledger.Store, orgID, runtimeID, id string, ch Change, now time.Time) (sbx.CapabilityBinding, error) {
+func ChangeBinding(ctx context.Context, store Store, orgID, runtimeID, id string, ch Change, now time.Time) (sbx.CapabilityBinding, error) {
 	b, err := store.GetCapabilityBinding(ctx, orgID, runtimeID, id)
 	if err != nil {
 		return b, err
@@ -159,7 +170,7 @@ func ChangeBinding(ctx context.Context, store *ledger.Store, orgID, runtimeID, i
 // ResolveRuntime loads a runtime's bindings and the bundles of the enabled
 // ones (the inventory's archives from the ledger, checked against their
 // recorded SHA-256; the catalog's from the binary) and resolves them.
-func ResolveRuntime(ctx context.Context, store *ledger.Store, orgID, runtimeID string) (Resolved, error) {
+func ResolveRuntime(ctx context.Context, store Store, orgID, runtimeID string) (Resolved, error) {
 	bindings, err := store.RuntimeCapabilityBindings(ctx, orgID, runtimeID)
 	if err != nil {
 		return Resolved{}, err
@@ -178,7 +189,7 @@ func ResolveRuntime(ctx context.Context, store *ledger.Store, orgID, runtimeID s
 }
 
 // load is the bundle a binding names.
-func load(ctx context.Context, store *ledger.Store, b sbx.CapabilityBinding) (*Bundle, error) {
+func load(ctx context.Context, store Store, b sbx.CapabilityBinding) (*Bundle, error) {
 	if b.Source == sbx.CapabilityCatalog {
 		bundle, err := CatalogBundle(b.Name, b.Version)
 		if sbx.ErrorCode(err) == sbx.ENotFound {
