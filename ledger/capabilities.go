@@ -255,10 +255,7 @@ func (s *Store) GetCapabilityBinding(ctx context.Context, orgID, runtimeID, id s
 }
 
 func getBinding(ctx context.Context, q db, orgID, runtimeID, id string, lock bool) (sbx.CapabilityBinding, error) {
-	suffix := ""
-	if lock {
-		suffix = q.forUpdate()
-	}
+	suffix := q.forUpdateIf(lock)
 	b, err := scanBinding(q.row(ctx, `SELECT `+bindingColumns+` FROM capability_bindings WHERE id = ? AND org_id = ? AND runtime_id = ?`+suffix,
 		id, orgID, runtimeID))
 	if errors.Is(err, sql.ErrNoRows) {

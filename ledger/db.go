@@ -72,6 +72,15 @@ func (d db) forUpdate() string {
 	return ""
 }
 
+// forUpdateIf is forUpdate when lock is true, else nothing: for reads that
+// lock only inside a write.
+func (d db) forUpdateIf(lock bool) string {
+	if lock {
+		return d.forUpdate()
+	}
+	return ""
+}
+
 func (d db) sql(q string) string {
 	if !d.pg {
 		return q

@@ -57,10 +57,7 @@ func (s *Store) GetAPIKey(ctx context.Context, orgID, id string) (sbx.APIKey, er
 }
 
 func getKey(ctx context.Context, q db, orgID, id string, lock bool) (sbx.APIKey, error) {
-	suffix := ""
-	if lock {
-		suffix = q.forUpdate()
-	}
+	suffix := q.forUpdateIf(lock)
 	k, err := scanKey(q.row(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE org_id = ? AND id = ?`+suffix, orgID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return k, sbx.Errorf(sbx.ENotFound, "key %s not found", id)

@@ -104,10 +104,7 @@ func (s *Store) GetOrg(ctx context.Context, ref string) (sbx.Org, error) {
 }
 
 func getOrg(ctx context.Context, q db, ref string, lock bool) (sbx.Org, error) {
-	suffix := ""
-	if lock {
-		suffix = q.forUpdate()
-	}
+	suffix := q.forUpdateIf(lock)
 	var o sbx.Org
 	dest, finish := scanOrg(&o)
 	err := q.row(ctx, `SELECT `+orgColumns("")+` FROM orgs WHERE id = ? OR name = ?`+suffix, ref, ref).Scan(dest...)

@@ -81,10 +81,7 @@ func (s *Store) getSandbox(ctx context.Context, q db, orgID, ref string, lock bo
 	if _, err := uuid.Parse(ref); err == nil {
 		col = "id"
 	}
-	suffix := ""
-	if lock {
-		suffix = q.forUpdate()
-	}
+	suffix := q.forUpdateIf(lock)
 	sb, err := s.scanSandbox(q.row(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
 		WHERE `+col+` = ? AND (org_id = ? OR ? = '') ORDER BY created_at DESC LIMIT 1`+suffix, ref, orgID, orgID))
 	if errors.Is(err, sql.ErrNoRows) {

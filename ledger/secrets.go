@@ -141,10 +141,7 @@ func (s *Store) GetSecret(ctx context.Context, orgID, userID, ref string) (sbx.S
 }
 
 func getSecret(ctx context.Context, q db, orgID, userID, ref string, lock bool) (sbx.Secret, error) {
-	suffix := ""
-	if lock {
-		suffix = q.forUpdate()
-	}
+	suffix := q.forUpdateIf(lock)
 	rows, err := q.query(ctx, `SELECT `+secretColumns+` FROM secrets WHERE org_id = ? AND (user_id IS NULL OR user_id = ?)
 		AND (id = ? OR name = ?)`+suffix, orgID, userID, ref, ref)
 	if err != nil {
