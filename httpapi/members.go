@@ -51,7 +51,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, sbx.Invalid("role", "role %q must be owner, admin or member", body.Role))
 		return
 	}
-	mine, ok := s.manage(w, r, ws, "adding a member")
+	mine, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "adding a member")
 	if !ok {
 		return
 	}
@@ -72,7 +72,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	mine, ok := s.manage(w, r, ws, "removing a member")
+	mine, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "removing a member")
 	if !ok {
 		return
 	}

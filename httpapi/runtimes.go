@@ -19,7 +19,7 @@ func (s *Server) listRuntimes(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, ok := s.member(w, r, ws, "listing runtimes"); !ok {
+	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "listing runtimes"); !ok {
 		return
 	}
 	p, ok := s.page(w, r)
@@ -153,7 +153,7 @@ func (s *Server) runtime(w http.ResponseWriter, r *http.Request, what string) (s
 	if !ok {
 		return sbx.Runtime{}, false
 	}
-	if _, ok := s.member(w, r, ws, what); !ok {
+	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, what); !ok {
 		return sbx.Runtime{}, false
 	}
 	rt, err := s.reachableRuntime(r.Context(), caller(r), ws, r.PathValue("runtime_id"))
@@ -172,20 +172,6 @@ func (s *Server) reachableRuntime(ctx context.Context, c sbx.Caller, ws sbx.Work
 		err = sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", rt.ID)
 	}
 	return rt, err
-}
-
-// member checks that the caller has a role in workspace ws; on failure it
-// has answered.
-func (s *Server) member(w http.ResponseWriter, r *http.Request, ws sbx.Workspace, what string) (sbx.Role, bool) {
-	role, err := s.workspaceRole(r.Context(), caller(r), ws.ID)
-	if err == nil {
-		err = needIn(role, sbx.RoleMember, what, ws.Name)
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return role, false
-	}
-	return role, true
 }
 
 // renderRuntime answers a runtime with its current sandbox and that

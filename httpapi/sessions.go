@@ -22,7 +22,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if _, ok := s.member(w, r, ws, "listing sessions"); !ok {
+	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "listing sessions"); !ok {
 		return
 	}
 	runtimeID, c := q.Get("runtime_id"), caller(r)
@@ -66,7 +66,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if !s.body(w, r, &body) {
 		return
 	}
-	if _, ok := s.member(w, r, ws, "creating a session"); !ok {
+	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "creating a session"); !ok {
 		return
 	}
 	if body.RuntimeID == "" {
@@ -150,7 +150,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, what string) (s
 	if !ok {
 		return sbx.Session{}, false
 	}
-	if _, ok := s.member(w, r, ws, what); !ok {
+	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, what); !ok {
 		return sbx.Session{}, false
 	}
 	se, err := s.store.GetSession(r.Context(), ws.OrgID, ws.ID, r.PathValue("session_id"))

@@ -67,12 +67,13 @@ func (s *Server) workspace(w http.ResponseWriter, r *http.Request) (sbx.Workspac
 	return ws, true
 }
 
-// manage checks that the caller may manage workspace ws (what names the
-// action) and answers the role it acts with there; on failure it has answered.
-func (s *Server) manage(w http.ResponseWriter, r *http.Request, ws sbx.Workspace, what string) (sbx.Role, bool) {
+// roleIn checks that the caller acts with at least role min in workspace ws
+// (what names the action) and answers the role it acts with there; on
+// failure it has answered.
+func (s *Server) roleIn(w http.ResponseWriter, r *http.Request, ws sbx.Workspace, min sbx.Role, what string) (sbx.Role, bool) {
 	role, err := s.workspaceRole(r.Context(), caller(r), ws.ID)
 	if err == nil {
-		err = needIn(role, sbx.RoleAdmin, what, ws.Name)
+		err = needIn(role, min, what, ws.Name)
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -116,7 +117,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 	if !s.body(w, r, &body) {
 		return
 	}
-	if _, ok := s.manage(w, r, ws, "creating a project"); !ok {
+	if _, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "creating a project"); !ok {
 		return
 	}
 	p, rt, err := s.store.CreateProject(r.Context(), ws.OrgID, ws.ID, body.Name, s.clock.Now())
