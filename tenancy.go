@@ -25,6 +25,7 @@ type Project struct {
 	OrgID       string
 	WorkspaceID string
 	Name        string
+	RuntimeID   string // its runtime, made with it; set by the ledger's project lists
 	CreatedAt   time.Time
 }
 

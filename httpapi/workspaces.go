@@ -98,12 +98,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
 	}
 	out := apiv1.ProjectList{Items: []apiv1.Project{}, NextCursor: next}
 	for _, p := range list {
-		rt, err := s.store.Runtime(r.Context(), p.ID)
-		if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		out.Items = append(out.Items, renderProject(p, rt.ID))
+		out.Items = append(out.Items, renderProject(p, p.RuntimeID))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

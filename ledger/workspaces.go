@@ -63,6 +63,7 @@ func insertProject(ctx context.Context, tx db, ws sbx.Workspace, name string, no
 		Config: sbx.RuntimeConfig{TemplateID: defaultRuntimeTemplate}, CreatedAt: now, UpdatedAt: now}
 	_, err = tx.exec(ctx, `INSERT INTO runtimes (id, org_id, workspace_id, project_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		rt.ID, rt.OrgID, rt.WorkspaceID, rt.ProjectID, now.UnixMicro(), now.UnixMicro())
+	p.RuntimeID = rt.ID
 	return p, rt, err
 }
 
@@ -130,14 +131,16 @@ func (s *Store) CreateProject(ctx context.Context, orgID, workspaceID, name stri
 	return p, rt, err
 }
 
-// WorkspaceProjects returns a page of a workspace's projects, oldest first.
+// WorkspaceProjects returns a page of a workspace's projects, oldest first,
+// each with its runtime's ID.
 func (s *Store) WorkspaceProjects(ctx context.Context, orgID, workspaceID string, p Page) ([]sbx.Project, string, error) {
-	where, args, err := p.after("created_at", "id")
+	where, args, err := p.after("p.created_at", "p.id")
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.read().query(ctx, `SELECT id, name, created_at FROM projects WHERE org_id = ? AND workspace_id = ? AND `+where+`
-		ORDER BY created_at, id LIMIT ?`, append(append([]any{orgID, workspaceID}, args...), p.limit()+1)...)
+	rows, err := s.read().query(ctx, `SELECT p.id, p.name, p.created_at, r.id FROM projects p JOIN runtimes r ON r.project_id = p.id
+		WHERE p.org_id = ? AND p.workspace_id = ? AND `+where+` ORDER BY p.created_at, p.id LIMIT ?`,
+		append(append([]any{orgID, workspaceID}, args...), p.limit()+1)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -146,7 +149,7 @@ func (s *Store) WorkspaceProjects(ctx context.Context, orgID, workspaceID string
 	for rows.Next() {
 		pr := sbx.Project{OrgID: orgID, WorkspaceID: workspaceID}
 		var created int64
-		if err := rows.Scan(&pr.ID, &pr.Name, &created); err != nil {
+		if err := rows.Scan(&pr.ID, &pr.Name, &created, &pr.RuntimeID); err != nil {
 			return nil, "", err
 		}
 		pr.CreatedAt = time.UnixMicro(created).UTC()
