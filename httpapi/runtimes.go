@@ -85,14 +85,12 @@ func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 	if start.Resources.MemoryMB == 0 {
 		start.Resources.MemoryMB = s.cfg.DefaultMemory
 	}
-	if v := body.RequestedRuntimeLimitSeconds; v != nil {
-		if *v < 1 {
-			s.error(w, r, sbx.Invalid("requested_runtime_limit_seconds", "requested_runtime_limit_seconds must be a positive number of seconds"))
-			return
-		}
-		start.Timeout = time.Duration(min(*v, math.MaxInt64/int64(time.Second))) * time.Second
+	var err error
+	if start.Timeout, err = seconds("requested_runtime_limit_seconds", body.RequestedRuntimeLimitSeconds, false, 0); err != nil {
+		s.error(w, r, err)
+		return
 	}
-	rt, err := s.mgr.StartRuntime(r.Context(), caller(r), rt, start)
+	rt, err = s.mgr.StartRuntime(r.Context(), caller(r), rt, start)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -117,13 +115,10 @@ func (s *Server) keepaliveRuntime(w http.ResponseWriter, r *http.Request) {
 	if !s.body(w, r, &body) {
 		return
 	}
-	if v := body.ExtendSeconds; v != nil && *v < 1 {
-		s.error(w, r, sbx.Invalid("extend_seconds", "extend_seconds must be a positive number of seconds"))
+	d, err := seconds("extend_seconds", body.ExtendSeconds, false, 0)
+	if err != nil {
+		s.error(w, r, err)
 		return
-	}
-	var d time.Duration
-	if v := body.ExtendSeconds; v != nil {
-		d = time.Duration(min(*v, math.MaxInt64/int64(time.Second))) * time.Second
 	}
 	s.runtimeAction(w, r, "keeping a runtime alive", func(ctx context.Context, c sbx.Caller, rt sbx.Runtime) (sbx.Runtime, error) {
 		return s.mgr.KeepaliveRuntime(ctx, c, rt, d)
