@@ -18,10 +18,19 @@ func (m *Manager) admit(c sbx.Caller, req *CreateRequest) error {
 	if m.cfg.RequireKYC && !c.Verified() {
 		return kycRequired(c)
 	}
-	if max := c.Org.Plan.MaxTimeout; req.Timeout == 0 && max > 0 && m.cfg.DefaultTimeout > max {
-		req.Timeout = max
+	if req.Timeout == 0 {
+		req.Timeout = m.defaultTimeout(c)
 	}
 	return planTimeout(c, "timeout", req.Timeout)
+}
+
+// defaultTimeout is the server's default timeout cut to the caller's plan's
+// longest.
+func (m *Manager) defaultTimeout(c sbx.Caller) time.Duration {
+	if max := c.Org.Plan.MaxTimeout; max > 0 {
+		return min(m.cfg.DefaultTimeout, max)
+	}
+	return m.cfg.DefaultTimeout
 }
 
 // kycRequired is the refusal of a create by an unverified caller: it says

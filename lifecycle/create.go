@@ -31,9 +31,6 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if err := m.admit(c, &req); err != nil {
 		return sbx.Sandbox{}, err
 	}
-	if req.Timeout == 0 {
-		req.Timeout = m.cfg.DefaultTimeout
-	}
 	if err := m.checkTimeout("timeout", req.Timeout); err != nil {
 		return sbx.Sandbox{}, err
 	}

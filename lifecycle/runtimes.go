@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"time"
@@ -105,12 +106,7 @@ func (m *Manager) ResumeRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtim
 // server's default cut to the plan's longest.
 func (m *Manager) KeepaliveRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime, d time.Duration) (sbx.Runtime, error) {
 	if d == 0 {
-		d = rt.Config.Timeout
-	}
-	if max := c.Org.Plan.MaxTimeout; d == 0 && max > 0 {
-		d = min(m.cfg.DefaultTimeout, max)
-	} else if d == 0 {
-		d = m.cfg.DefaultTimeout
+		d = cmp.Or(rt.Config.Timeout, m.defaultTimeout(c))
 	}
 	return m.onRuntime(ctx, rt, "keep alive", func(id string) error {
 		_, err := m.Refresh(ctx, c, id, d)
