@@ -38,6 +38,7 @@ type Config struct {
 	Token   string       // required: the access token every request but /health must carry in apiv1.AccessTokenHeader
 	Workdir string       // default /workspace: default cwd, and base of relative paths
 	Start   string       // optional start command (run like a background command with tag "start")
+	Env     []string     // default os.Environ(): the environment commands start from
 	Log     *slog.Logger // default discard
 }
 
@@ -50,6 +51,7 @@ const StartTag = "start"
 // Agent serves the agent API. Make one with New; Close ends what it started.
 type Agent struct {
 	workdir string
+	env     []string // the base of every command's environment, less the token
 	log     *slog.Logger
 	token   atomic.Pointer[[sha256.Size]byte] // the access token's hash
 	procs   *table
@@ -72,7 +74,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{workdir: cfg.Workdir, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{}}
+	if cfg.Env == nil {
+		cfg.Env = os.Environ()
+	}
+	a := &Agent{workdir: cfg.Workdir, env: cfg.Env, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{}}
 	a.setToken(cfg.Token)
 	if err := os.MkdirAll(a.workdir, 0o755); err != nil {
 		a.log.Warn("no working directory", "workdir", a.workdir, "err", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 func TestToken(t *testing.T) {
@@ -64,7 +65,7 @@ func TestNewNeedsToken(t *testing.T) {
 
 func TestStartCommand(t *testing.T) {
 	dir := t.TempDir()
-	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Start: "echo 42; sleep 1000"})
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Start: "echo 42; sleep 1000", Env: testenv.AgentEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestStartCommand(t *testing.T) {
 
 func TestCloseKillsCommands(t *testing.T) {
 	dir := t.TempDir()
-	a, err := agent.New(agent.Config{Token: token, Workdir: dir})
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Env: testenv.AgentEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,9 +27,9 @@ func TestCommandExitCodeAndStreams(t *testing.T) {
 }
 
 func TestCommandArgsEnvCwd(t *testing.T) {
-	e := newEnv(t)
 	t.Setenv(agent.TokenEnv, "must-not-leak")
 	t.Setenv("FROM_AGENT", "inherited")
+	e := newEnv(t)
 	e.call(http.MethodPost, "/files/mkdir", apiv1.PathRequest{Path: "sub"}, http.StatusCreated, nil)
 	res := e.run(apiv1.StartCommandRequest{
 		Args: []string{"sh", "-c", `echo "$FOO $FROM_AGENT"; pwd; echo "token=$SBX_ACCESS_TOKEN"`},
@@ -59,6 +59,23 @@ func TestCommandUser(t *testing.T) {
 		t.Errorf("stdout %q", res.stdout)
 	}
 	e.fail(http.MethodPost, "/commands", apiv1.StartCommandRequest{Cmd: "true", User: "no-such-user"}, http.StatusBadRequest)
+}
+
+// A command run as the agent's own user keeps the agent's HOME, and its login
+// shell reads the profile there.
+func TestCommandHome(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(home+"/.profile", []byte("export FROM_PROFILE=yes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Env: append(os.Environ(), "HOME="+home)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := serve(t, a, dir)
+	if res := e.run(apiv1.StartCommandRequest{Cmd: "echo $HOME $FROM_PROFILE"}); res.stdout != home+" yes\n" {
+		t.Errorf("stdout %q, want %q", res.stdout, home+" yes\n")
+	}
 }
 
 func TestCommandStdin(t *testing.T) {

@@ -69,8 +69,10 @@ func lookupAccount(name string) (*account, error) {
 }
 
 // childEnv is a command's environment: the agent's (less its token), the
-// user's HOME, USER and LOGNAME, then what the request adds.
-func childEnv(acct *account, extra map[string]string) ([]string, error) {
+// user's HOME, USER and LOGNAME, then what the request adds. A command run as
+// the agent's own user keeps the agent's HOME when it has one, as the
+// sandbox's env may set it.
+func (a *Agent) childEnv(acct *account, extra map[string]string) ([]string, error) {
 	for k := range extra {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(extra[k], "\x00") {
 			return nil, invalid("env: %q is not a valid variable", k)
@@ -87,12 +89,14 @@ func childEnv(acct *account, extra map[string]string) ([]string, error) {
 		env = append(env, k+"="+v)
 	}
 	set("PATH", defaultPath)
-	for _, kv := range os.Environ() {
+	for _, kv := range a.env {
 		if k, v, _ := strings.Cut(kv, "="); k != TokenEnv {
 			set(k, v)
 		}
 	}
-	set("HOME", acct.home)
+	if _, inherited := index["HOME"]; !inherited || acct.cred != nil {
+		set("HOME", acct.home)
+	}
 	set("USER", acct.name)
 	set("LOGNAME", acct.name)
 	for _, k := range slices.Sorted(maps.Keys(extra)) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 // token is the access token of the agents under test.
@@ -36,7 +37,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
-	a, err := agent.New(agent.Config{Token: token, Workdir: dir})
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Env: testenv.AgentEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func (a *Agent) launch(l launch) (*command, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := childEnv(acct, l.env)
+	env, err := a.childEnv(acct, l.env)
 	if err != nil {
 		return nil, err
 	}

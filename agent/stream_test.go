@@ -12,12 +12,13 @@ import (
 
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 // A short command's stream costs two writes to the network: the headers
 // with the start event, and the end event with the end of the response.
 func TestShortCommandStreamsInTwoWrites(t *testing.T) {
-	a, err := agent.New(agent.Config{Token: token, Workdir: t.TempDir()})
+	a, err := agent.New(agent.Config{Token: token, Workdir: t.TempDir(), Env: testenv.AgentEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

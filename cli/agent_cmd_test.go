@@ -15,6 +15,7 @@ import (
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/cli"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 // TestAgentCommand runs `sbx agent` in a child process (this test binary)
@@ -35,7 +36,7 @@ func TestAgentCommand(t *testing.T) {
 	defer cancel()
 	const token = "cmd-agent-token-0123456789abcdef0123"
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAgentCommand$")
-	cmd.Env = append(os.Environ(), "SBX_TEST_AGENT_COMMAND=1", "SBX_TEST_WORKDIR="+t.TempDir(), agent.TokenEnv+"="+token)
+	cmd.Env = append(testenv.AgentEnv(t), "SBX_TEST_AGENT_COMMAND=1", "SBX_TEST_WORKDIR="+t.TempDir(), agent.TokenEnv+"="+token)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

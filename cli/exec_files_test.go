@@ -16,6 +16,7 @@ import (
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/cli"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 // exec, shell and files against the real agent, served in-process behind a
@@ -30,7 +31,7 @@ func newAgent(t *testing.T) string {
 	t.Helper()
 	const key, token = "sbx_cli_agent_key", "cli-agent-token-0123456789abcdef0123"
 	dir := t.TempDir()
-	a, err := agent.New(agent.Config{Token: token, Workdir: dir})
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Env: testenv.AgentEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 // The client against the real agent, served in-process behind a stand-in
@@ -43,7 +44,7 @@ const (
 func newAgent(t *testing.T) (*client.Client, string) {
 	t.Helper()
 	dir := t.TempDir()
-	a, err := agent.New(agent.Config{Token: agentToken, Workdir: dir})
+	a, err := agent.New(agent.Config{Token: agentToken, Workdir: dir, Env: testenv.AgentEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

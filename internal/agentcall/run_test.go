@@ -2,6 +2,7 @@ package agentcall_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/internal/agentcall"
-	"net/http/httptest"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 const token = "0123456789abcdef0123456789abcdef"
@@ -20,7 +21,7 @@ const token = "0123456789abcdef0123456789abcdef"
 // code and a timeout's kill.
 func TestWriteFileAndRun(t *testing.T) {
 	dir := t.TempDir()
-	a, err := agent.New(agent.Config{Token: token, Workdir: dir})
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Env: testenv.AgentEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

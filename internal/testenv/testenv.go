@@ -34,3 +34,11 @@ func BuildSbx(dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// AgentEnv is the environment for an agent served on the host by a test:
+// the test's own, with HOME moved to an empty directory, so that the login
+// shells the agent starts read none of the host user's profile (a profile
+// that hangs, as pyenv's does behind a stale lock, would hang the test).
+func AgentEnv(t testing.TB) []string {
+	return append(os.Environ(), "HOME="+t.TempDir())
+}
