@@ -157,7 +157,7 @@ var operations = map[string]op{
 		description: "The fields given replace the runtime's configuration; a sandbox already running keeps what it was made with.",
 		body:        apiv1.UpdateRuntimeRequest{}, bodyRequired: true, status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404}},
 	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/start": {id: "startRuntime", summary: "Provision a sandbox for an idle runtime: idle → running",
-		description: "Makes a sandbox (kind runtime) from the runtime's configuration and answers once it is ready. 409 while the runtime has a sandbox that has not ended.",
+		description: "Makes a sandbox (kind runtime) from the runtime's configuration and answers once it is ready. 409 while the runtime has a sandbox that has not ended. 504 when the sandbox was not ready in time: the start kills it, and the runtime is idle again.",
 		body:        apiv1.StartRuntimeRequest{}, status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 402, 403, 404, 409, 502, 503, 504}},
 	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/pause": {id: "pauseRuntime", summary: "Pause the runtime's sandbox (409 when it has none)",
 		status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404, 409, 502, 503, 504}},

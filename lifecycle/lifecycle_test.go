@@ -68,13 +68,14 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 type env struct {
-	t      *testing.T
-	dir    string
-	store  *ledger.Store
-	prov   *providertest.Memory
-	clock  *fakeClock
-	m      *lifecycle.Manager
-	caller sbx.Caller
+	t       *testing.T
+	dir     string
+	store   *ledger.Store
+	prov    *providertest.Memory
+	clock   *fakeClock
+	m       *lifecycle.Manager
+	caller  sbx.Caller
+	project sbx.Project // the org's default project
 }
 
 func newEnv(t *testing.T) *env {
@@ -89,7 +90,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.store.Close() })
-	org, _, _, err := e.store.CreateOrg(context.Background(), "acme", e.clock.Now())
+	org, _, project, err := e.store.CreateOrg(context.Background(), "acme", e.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func newEnv(t *testing.T) *env {
 	if e.caller, err = e.store.Authenticate(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
-	e.m = e.manager()
+	e.m, e.project = e.manager(), project
 	return e
 }
 

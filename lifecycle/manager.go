@@ -41,7 +41,7 @@ type Manager struct {
 	locks    keyedMutex
 	mu       sync.Mutex
 	creating map[string]chan struct{} // closed when the create settles
-	wg       sync.WaitGroup           // background creates
+	wg       sync.WaitGroup           // background creates, and kills of abandoned ones
 	wake     chan struct{}            // tells the reaper an expiry changed
 
 	pricesMu sync.Mutex
@@ -111,7 +111,7 @@ func (m *Manager) Providers(ctx context.Context) []ProviderStatus {
 	return out
 }
 
-// Wait blocks until background creates have settled or ctx ends.
+// Wait blocks until background creates and kills have settled or ctx ends.
 func (m *Manager) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { m.wg.Wait(); close(done) }()

@@ -71,6 +71,10 @@ func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime
 		Env: env, Metadata: labels, Resources: start.Resources, RuntimeID: rt.ID,
 	})
 	unlock()
+	if err != nil && sb.ID != "" && sbx.ErrorCode(err) == sbx.ETimeout {
+		m.abandon(sb.ID)
+		return rt, sbx.Errorf(sbx.ETimeout, "%s; the start gave it up and is killing it, so the runtime will be idle again", sbx.ErrorMessage(err))
+	}
 	if err != nil {
 		return rt, err
 	}
@@ -83,6 +87,20 @@ func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime
 		}
 	}
 	return m.store.GetRuntime(ctx, rt.OrgID, rt.WorkspaceID, rt.ID)
+}
+
+// abandon kills, in the background, a runtime's sandbox that was not ready
+// in time: a failed start leaves neither compute nor a runtime stuck with a
+// sandbox its capabilities never reached. The kill waits for a create still
+// under way.
+func (m *Manager) abandon(id string) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if _, err := m.kill(context.Background(), id, sbx.EndError); err != nil {
+			m.log.Warn("killing a runtime's sandbox that was not ready", "sandbox", id, "err", err)
+		}
+	}()
 }
 
 // PauseRuntime pauses the runtime's sandbox.
