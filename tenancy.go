@@ -69,6 +69,10 @@ type Caller struct {
 // OrgWide reports whether the caller's key is scoped to the whole org.
 func (c Caller) OrgWide() bool { return c.Key.ProjectID == "" }
 
+// MemberScoped reports whether the caller reaches only the workspaces its
+// member belongs to: a member's key whose user is an owner nowhere in the org.
+func (c Caller) MemberScoped() bool { return c.User.ID != "" && c.Role != RoleOwner }
+
 // Verified reports whether the caller may create sandboxes with the KYC
 // gate on: its org is verified, or the member it acts as is.
 func (c Caller) Verified() bool {

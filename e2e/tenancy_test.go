@@ -160,3 +160,51 @@ func (s *server) getKey(key, id string) apiv1.Sandbox {
 	s.callKey(key, "GET", "/api/v1/sandboxes/"+id, nil, http.StatusOK, &sb)
 	return sb
 }
+
+// A member's key reaches the sandboxes of the workspaces its user is a
+// member of, and no others: not by ID, not in lists, not through the agent's
+// routes, not in usage. An owner's and an org-wide key reach them all.
+func TestMemberKeysReachOnlyTheirWorkspaces(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	var ws apiv1.Workspace
+	s.call("POST", "/api/v1/org/default/workspaces", apiv1.CreateWorkspaceRequest{Name: "lab"}, http.StatusCreated, &ws)
+	var rts apiv1.RuntimeList
+	s.call("GET", "/api/v1/org/default/ws/lab/runtimes", nil, http.StatusOK, &rts)
+	var rt apiv1.Runtime
+	s.call("POST", "/api/v1/org/default/ws/lab/runtimes/"+rts.Items[0].ID+"/start", apiv1.StartRuntimeRequest{}, http.StatusOK, &rt)
+	lab := rt.Sandbox.ID
+	home := s.create(nil).ID // in the default workspace
+
+	var mc apiv1.MemberChange
+	s.call("POST", "/api/v1/org/default/ws/default/members", apiv1.AddMemberRequest{Email: "ada@example.com", Role: "admin"}, http.StatusCreated, &mc)
+	var mk apiv1.CreatedKey
+	s.call("POST", "/api/v1/org/default/keys", apiv1.CreateKeyRequest{Name: "ada", User: "ada@example.com"}, http.StatusCreated, &mk)
+	ada := mk.Secret
+
+	s.getKey(ada, home)
+	for _, path := range []string{"/api/v1/sandboxes/" + lab, "/api/v1/sandboxes/" + lab + "/metrics", "/api/v1/org/default/sandboxes/" + rt.Sandbox.SandboxID} {
+		s.failKey(ada, "GET", path, nil, http.StatusNotFound, "not found")
+	}
+	s.failKey(ada, "POST", "/api/v1/sandboxes/"+lab+"/commands", map[string]any{"cmd": "env"}, http.StatusNotFound, "not found")
+	s.failKey(ada, "DELETE", "/api/v1/sandboxes/"+lab, nil, http.StatusNotFound, "not found")
+	var list apiv1.SandboxList
+	s.callKey(ada, "GET", "/api/v1/sandboxes", nil, http.StatusOK, &list)
+	if len(list.Items) != 1 || list.Items[0].ID != home {
+		t.Errorf("ada lists %+v, want only %s", list.Items, home)
+	}
+	var usage apiv1.OrgUsage
+	s.callKey(ada, "GET", "/api/v1/org/default/sandboxes/usage", nil, http.StatusOK, &usage)
+	if len(usage.Projects) != 1 || usage.Total.Sandboxes != 1 {
+		t.Errorf("ada's usage %+v, want the default workspace's project only", usage)
+	}
+	if got := s.get(lab); got.State != "running" {
+		t.Fatalf("the lab's sandbox is %s after ada's tries", got.State)
+	}
+
+	s.call("POST", "/api/v1/org/default/ws/lab/members", apiv1.AddMemberRequest{Email: "ada@example.com"}, http.StatusCreated, &mc)
+	s.getKey(ada, lab)
+	s.callKey(ada, "GET", "/api/v1/sandboxes", nil, http.StatusOK, &list)
+	if len(list.Items) != 2 {
+		t.Errorf("a member of both lists %d sandboxes", len(list.Items))
+	}
+}

@@ -81,10 +81,18 @@ func (s *Server) projectUsage(r *http.Request, c sbx.Caller) ([]apiv1.ProjectUsa
 	if err != nil {
 		return nil, apiv1.Usage{}, err
 	}
-	out := []apiv1.ProjectUsage{}
+	out, roles := []apiv1.ProjectUsage{}, map[string]sbx.Role{} // the caller's role per workspace
 	for _, p := range projects {
 		if !c.OrgWide() && p.ID != c.Key.ProjectID {
 			continue
+		}
+		if _, known := roles[p.WorkspaceID]; !known {
+			if roles[p.WorkspaceID], err = s.workspaceRole(r.Context(), c, p.WorkspaceID); err != nil {
+				return nil, apiv1.Usage{}, err
+			}
+		}
+		if roles[p.WorkspaceID] == "" {
+			continue // a member's key: not a member there
 		}
 		out = append(out, apiv1.ProjectUsage{Project: apiv1.Named{ID: p.ID, Name: p.Name}, Usage: s.usage(us[p.ID])})
 	}

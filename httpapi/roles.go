@@ -65,7 +65,7 @@ func roleNames(min sbx.Role) string {
 
 // workspaceRole is the role the caller acts with in a workspace.
 func (s *Server) workspaceRole(ctx context.Context, c sbx.Caller, workspaceID string) (sbx.Role, error) {
-	if c.User.ID == "" || c.Role == sbx.RoleOwner {
+	if !c.MemberScoped() {
 		return c.Role, nil
 	}
 	return s.store.MemberRole(ctx, workspaceID, c.User.ID)

@@ -165,6 +165,14 @@ func listPagesAndFilters(t *testing.T, dsn string) {
 			t.Fatal(err)
 		}
 	}
+	ada, _, err := s.AddMember(ctx, org.ID, ws.ID, "ada@example.com", "", sbx.RoleMember, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, _, err := s.AddMember(ctx, other.ID, ows.ID, "bob@example.com", "", sbx.RoleMember, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	cursor, pages := "", 0
 	var last time.Time
@@ -209,6 +217,8 @@ func listPagesAndFilters(t *testing.T, dsn string) {
 		"two metadata":     {ledger.Filter{Metadata: map[string]string{"team": "1", "n": "7"}}, 1},
 		"project":          {ledger.Filter{ProjectID: p.ID}, 25},
 		"other project":    {ledger.Filter{ProjectID: op.ID}, 0},
+		"a member's":       {ledger.Filter{MemberID: ada.User.ID}, 25},
+		"a non-member's":   {ledger.Filter{MemberID: bob.User.ID}, 0},
 	} {
 		if got := count(c.f); got != c.want {
 			t.Errorf("%s: %d sandboxes, want %d", name, got, c.want)
@@ -224,12 +234,17 @@ func listPagesAndFilters(t *testing.T, dsn string) {
 	if next, _ := s.NextExpiry(ctx); !next.Equal(t0.Add(time.Minute)) {
 		t.Errorf("next expiry %s", next)
 	}
-	usage, err := s.UsageByProject(ctx, org.ID, t0.Add(time.Hour))
+	usage, err := s.UsageByProject(ctx, org.ID, "", t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	u := usage[p.ID]
 	if u.Sandboxes != 25 || u.ByState[sbx.StatePaused] != 5 || u.RunningMilliCPU != 20*1500 {
 		t.Errorf("usage %+v", u)
+	}
+	for member, want := range map[string]int{ada.User.ID: 1, bob.User.ID: 0} {
+		if usage, err := s.UsageByProject(ctx, org.ID, member, t0.Add(time.Hour)); err != nil || len(usage) != want {
+			t.Errorf("usage for member %s: %d projects, %v; want %d", member, len(usage), err, want)
+		}
 	}
 }

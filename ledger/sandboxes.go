@@ -145,6 +145,7 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 type Filter struct {
 	OrgID      string // required
 	ProjectID  string
+	MemberID   string // only the sandboxes of workspaces this user is a member of
 	States     []sbx.State
 	TemplateID string
 	Metadata   map[string]string // every pair must match
@@ -161,6 +162,9 @@ func (s *Store) ListSandboxes(ctx context.Context, f Filter) ([]sbx.Sandbox, str
 	where, args := []string{"org_id = ?"}, []any{f.OrgID}
 	if f.ProjectID != "" {
 		where, args = append(where, "project_id = ?"), append(args, f.ProjectID)
+	}
+	if f.MemberID != "" {
+		where, args = append(where, "workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = ?)"), append(args, f.MemberID)
 	}
 	if len(f.States) > 0 {
 		where = append(where, "state IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(f.States)), ", ")+")")

@@ -33,16 +33,21 @@ func (u *Usage) add(state sbx.State, kind sbx.Kind, provider string, n int, cpu,
 	u.BilledMicros += billed
 }
 
-// UsageByProject sums an org's sandboxes per project ID, as of now.
-func (s *Store) UsageByProject(ctx context.Context, orgID string, now time.Time) (map[string]*Usage, error) {
+// UsageByProject sums an org's sandboxes per project ID, as of now; with
+// memberID, only those of the workspaces that user is a member of.
+func (s *Store) UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*Usage, error) {
+	member, args := "", []any{now.UnixMicro(), orgID}
+	if memberID != "" {
+		member, args = " AND workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = ?)", append(args, memberID)
+	}
 	rows, err := s.read().query(ctx, `
 		SELECT project_id, state, kind, provider, count(*),
 			CAST(sum(CASE WHEN state = 'running' THEN milli_cpu ELSE 0 END) AS BIGINT),
 			CAST(sum(CASE WHEN state = 'running' THEN memory_mb ELSE 0 END) AS BIGINT),
 			CAST(sum(CASE WHEN started_at IS NULL THEN 0 ELSE coalesce(ended_at, ?) - started_at END) AS BIGINT),
 			CAST(sum(billed_micros) AS BIGINT)
-		FROM sandboxes WHERE org_id = ?
-		GROUP BY project_id, state, kind, provider`, now.UnixMicro(), orgID)
+		FROM sandboxes WHERE org_id = ?`+member+`
+		GROUP BY project_id, state, kind, provider`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -134,14 +134,25 @@ func (m *Manager) provider(name string) (sbx.Provider, error) {
 	return nil, sbx.Errorf(sbx.EUnavailable, "provider %q is not configured on this server", name)
 }
 
-// Get returns the caller's sandbox by either of its IDs.
+// Get returns the caller's sandbox by either of its IDs: a project's key
+// sees its project's sandboxes, a member's key those of the workspaces its
+// user is a member of, any other key all of the org's.
 func (m *Manager) Get(ctx context.Context, c sbx.Caller, ref string) (sbx.Sandbox, error) {
 	sb, err := m.store.GetSandbox(ctx, c.Org.ID, ref)
 	if err != nil {
 		return sb, err
 	}
-	if !c.OrgWide() && sb.ProjectID != c.Key.ProjectID {
+	switch {
+	case !c.OrgWide() && sb.ProjectID != c.Key.ProjectID:
 		return sbx.Sandbox{}, sbx.Errorf(sbx.ENotFound, "sandbox %s not found", ref)
+	case c.MemberScoped():
+		role, err := m.store.MemberRole(ctx, sb.WorkspaceID, c.User.ID)
+		if err == nil && role == "" {
+			err = sbx.Errorf(sbx.ENotFound, "sandbox %s not found", ref)
+		}
+		if err != nil {
+			return sbx.Sandbox{}, err
+		}
 	}
 	return sb, nil
 }
@@ -154,6 +165,9 @@ func (m *Manager) Timeline(ctx context.Context, sb sbx.Sandbox) ([]sbx.Event, er
 // List returns a page of the caller's sandboxes.
 func (m *Manager) List(ctx context.Context, c sbx.Caller, f ledger.Filter) ([]sbx.Sandbox, string, error) {
 	f.OrgID = c.Org.ID
+	if c.MemberScoped() {
+		f.MemberID = c.User.ID
+	}
 	if !c.OrgWide() {
 		if f.ProjectID != "" && f.ProjectID != c.Key.ProjectID {
 			return nil, "", nil

@@ -75,7 +75,11 @@ func (m *Manager) Metrics(ctx context.Context, sb sbx.Sandbox) (sbx.Metrics, err
 
 // Usage sums the caller's sandboxes per project.
 func (m *Manager) Usage(ctx context.Context, c sbx.Caller) (map[string]*ledger.Usage, error) {
-	us, err := m.store.UsageByProject(ctx, c.Org.ID, m.clock.Now())
+	member := ""
+	if c.MemberScoped() {
+		member = c.User.ID
+	}
+	us, err := m.store.UsageByProject(ctx, c.Org.ID, member, m.clock.Now())
 	if err != nil || c.OrgWide() {
 		return us, err
 	}
