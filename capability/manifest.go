@@ -223,8 +223,11 @@ func (m Manifest) Validate() error {
 			p.Add("flags."+name, "%s: flag name %q must be lowercase letters, digits, '-' or '_', starting with a letter, at most %d bytes", ManifestFile, name, maxNameLen)
 		}
 	}
+	if len(m.Env) > sbx.MaxEnvVars {
+		p.Add("env", "%s: env may hold at most %d variables", ManifestFile, sbx.MaxEnvVars)
+	}
 	for _, k := range sortedKeys(m.Env) {
-		if problem := sbx.EnvNameProblem(k); problem != "" {
+		if problem := sbx.EnvProblem(k, m.Env[k]); problem != "" {
 			p.Add("env."+k, "%s: env: %s", ManifestFile, problem)
 		}
 	}
@@ -299,7 +302,7 @@ func (p *problems) mcpServer(field string, s MCPServer) {
 			p.Add(field+".url", "%s: %s has transport stdio: url and headers are for transport http", ManifestFile, field)
 		}
 		for _, k := range sortedKeys(s.Env) {
-			if problem := sbx.EnvNameProblem(k); problem != "" {
+			if problem := sbx.EnvProblem(k, s.Env[k]); problem != "" {
 				p.Add(field+".env."+k, "%s: %s.env: %s", ManifestFile, field, problem)
 			}
 		}

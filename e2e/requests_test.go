@@ -38,6 +38,7 @@ func TestBadRequests(t *testing.T) {
 		{"bad cpu", "POST", "/api/v1/sandboxes", `{"templateID":"base","cpu":0}`, 400, "cpu must be", "cpu"},
 		{"bad memory", "POST", "/api/v1/sandboxes", `{"templateID":"base","memoryMB":1}`, 400, "memoryMB", "memoryMB"},
 		{"bad env name", "POST", "/api/v1/sandboxes", `{"templateID":"base","envVars":{"1X":"y"}}`, 400, "environment variable name", "envVars.1X"},
+		{"NUL in env", "POST", "/api/v1/sandboxes", `{"templateID":"base","envVars":{"X":"a\u0000b"}}`, 400, "environment variable X holds a NUL byte", "envVars.X"},
 		{"not json", "POST", "/api/v1/sandboxes", `{"templateID":`, 400, "not valid JSON", ""},
 		{"not an object", "POST", "/api/v1/sandboxes", `["base"]`, 400, "must be a JSON object", ""},
 		{"two objects", "POST", "/api/v1/sandboxes", `{"templateID":"base"}{}`, 400, "not valid JSON", ""},

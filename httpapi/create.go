@@ -18,12 +18,10 @@ var (
 
 // Bounds on what a create body may hold.
 const (
-	maxEnvVars       = 256
-	maxEnvValueBytes = 32 << 10
-	maxMetadata      = 64
-	maxMetaKeyBytes  = 128
-	maxMetaValBytes  = 1024
-	maxGPUCount      = 8
+	maxMetadata     = 64
+	maxMetaKeyBytes = 128
+	maxMetaValBytes = 1024
+	maxGPUCount     = 8
 )
 
 // parseCreate decodes and validates a create body. Every problem found is
@@ -101,14 +99,12 @@ type problems struct{ sbx.Problems }
 
 // env checks environment variables given in field.
 func (p *problems) env(field string, env map[string]string) {
-	if len(env) > maxEnvVars {
-		p.Add(field, "%s may hold at most %d variables", field, maxEnvVars)
+	if len(env) > sbx.MaxEnvVars {
+		p.Add(field, "%s may hold at most %d variables", field, sbx.MaxEnvVars)
 	}
 	for k, v := range env {
-		if problem := sbx.EnvNameProblem(k); problem != "" {
+		if problem := sbx.EnvProblem(k, v); problem != "" {
 			p.Add(field+"."+k, "%s", problem)
-		} else if len(v) > maxEnvValueBytes {
-			p.Add(field+"."+k, "environment variable %s is longer than %d bytes", k, maxEnvValueBytes)
 		}
 	}
 }

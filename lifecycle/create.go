@@ -37,10 +37,15 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if req.Kind == "" {
 		req.Kind = sbx.KindTask
 	}
-	for k := range req.Env { // the API checked what it was given; secrets and capabilities come from elsewhere
-		if problem := sbx.EnvNameProblem(k); problem != "" {
+	size := 0 // the API checked each env it was given; a runtime's start merges several
+	for k, v := range req.Env {
+		if problem := sbx.EnvProblem(k, v); problem != "" {
 			return sbx.Sandbox{}, sbx.Invalid("envVars."+k, "%s", problem)
 		}
+		size += len(k) + len(v) + 2
+	}
+	if size > sbx.MaxEnvBytes {
+		return sbx.Sandbox{}, sbx.Invalid("envVars", "the sandbox's environment would be %d bytes, more than %d: commands could not start in it; give fewer or shorter variables", size, sbx.MaxEnvBytes)
 	}
 	if err := m.checkFunded(ctx, c.Org.ID, "create a sandbox"); err != nil {
 		return sbx.Sandbox{}, err

@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -409,5 +410,23 @@ func TestWaitReadyIsBounded(t *testing.T) {
 		case <-time.After(time.Millisecond):
 			e.clock.Advance(time.Second)
 		}
+	}
+}
+
+// Create checks the env it is given as a whole, as a runtime's start merges
+// several: each variable, and a total every exec in the sandbox could carry.
+func TestCreateChecksTheMergedEnv(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	big := map[string]string{}
+	for i := range 40 {
+		big[fmt.Sprintf("V%d", i)] = strings.Repeat("v", 30000)
+	}
+	_, err := e.m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", Env: big})
+	wantCode(t, err, sbx.EInvalid, "the sandbox's environment would be 1200")
+	_, err = e.m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", Env: map[string]string{"X": "a\x00b"}})
+	wantCode(t, err, sbx.EInvalid, "environment variable X holds a NUL byte")
+	if list, _, _ := e.m.List(ctx, e.caller, ledger.Filter{}); len(list) != 0 {
+		t.Errorf("refused creates left %d sandboxes", len(list))
 	}
 }
