@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sandbox is what materializing needs of a sandbox's agent.
@@ -48,6 +49,11 @@ const (
 	ProfileFile  = "/etc/profile.d/sbx-capabilities.sh" // login shells source EnvFile
 	outputTail   = 2000                                 // bytes of a failed script's output kept in its step
 	profileText  = "[ -r " + EnvFile + " ] && . " + EnvFile + "\n"
+
+	// scriptPrelude starts every dependency script: in the capability's
+	// directory, with EnvFile sourced, so the resolved env is there under
+	// the sandbox's own, as in a login shell.
+	scriptPrelude = "cd \"$SBX_CAPABILITY_DIR\" || exit 1\n. ../env.sh || exit 1\n"
 )
 
 // Materialize puts the resolved set in a sandbox: each enabled capability's
@@ -56,8 +62,9 @@ const (
 // resolved view in ResolvedFile. Then, capability by capability, for each
 // dependency it runs the check; when the check fails, the install and then
 // the check again (whether the install succeeded or not: the check
-// decides). Scripts run in the capability's directory with the resolved env
-// and SBX_CAPABILITY_NAME and SBX_CAPABILITY_DIR set. report, when not nil,
+// decides). Scripts run in the capability's directory with EnvFile sourced
+// (a variable the sandbox has wins over the resolved env) and
+// SBX_CAPABILITY_NAME and SBX_CAPABILITY_DIR set. report, when not nil,
 // gets each step as soon as it is done.
 //
 // Every failure is a Step with OK false and goes no further than what
@@ -81,13 +88,9 @@ func Materialize(ctx context.Context, sb Sandbox, r Resolved, report func(Step))
 	}
 	done(writeResolved(ctx, sb, r))
 	for _, d := range r.Dependencies {
-		env := map[string]string{}
-		for k, v := range r.Env {
-			env[k] = v
-		}
-		env["SBX_CAPABILITY_NAME"], env["SBX_CAPABILITY_DIR"] = d.Capability, Dir(d.Capability)
+		env := map[string]string{"SBX_CAPABILITY_NAME": d.Capability, "SBX_CAPABILITY_DIR": Dir(d.Capability)}
 		run := func(action, script string, timeout time.Duration, label string) Step {
-			code, out, err := sb.Run(ctx, "cd \"$SBX_CAPABILITY_DIR\" || exit 1\n"+script, env, timeout)
+			code, out, err := sb.Run(ctx, scriptPrelude+script, env, timeout)
 			st := Step{Capability: d.Capability, Action: action, OK: err == nil && code == 0}
 			switch {
 			case err != nil:
@@ -199,11 +202,15 @@ func writeResolved(ctx context.Context, sb Sandbox, r Resolved) Step {
 	return st
 }
 
-// tail is the end of a script's output, for a failed step.
+// tail is the end of a script's output, for a failed step: text, which a
+// timeline holds (no NUL, valid UTF-8, cut between characters).
 func tail(out string) string {
-	out = strings.TrimSpace(out)
-	if len(out) > outputTail {
-		out = "…" + out[len(out)-outputTail:]
+	out = strings.TrimSpace(strings.ToValidUTF8(strings.ReplaceAll(out, "\x00", ""), ""))
+	if cut := len(out) - outputTail; cut > 0 {
+		for !utf8.RuneStart(out[cut]) {
+			cut++
+		}
+		out = "…" + out[cut:]
 	}
 	if out == "" {
 		return "no output"

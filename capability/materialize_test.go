@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/capability"
@@ -108,6 +109,7 @@ func TestMaterialize(t *testing.T) {
 		{Binding: sbx.CapabilityBinding{ID: "b-git", Name: "git-toolkit", Version: "1.0.0", Source: sbx.CapabilityCatalog, Enabled: true}, Bundle: git},
 	})
 	sb := &dirSandbox{root: t.TempDir()}
+	t.Setenv("DEMO", "sandbox's") // the sandbox's own env wins over the resolved env, for scripts too
 	var reported []capability.Step
 	steps, err := capability.Materialize(context.Background(), sb, r, func(st capability.Step) {
 		// Four writes come first (three capabilities and the resolved set);
@@ -158,7 +160,7 @@ func TestMaterialize(t *testing.T) {
 		!strings.Contains(sb.read(t, "/opt/sbx/capabilities/git-toolkit/capability.yaml"), "name: git-toolkit") {
 		t.Fatal("capability files not as in their bundles")
 	}
-	if got := sb.read(t, "/opt/sbx/capabilities/deps/installed.txt"); got != "deps test 1\n" {
+	if got := sb.read(t, "/opt/sbx/capabilities/deps/installed.txt"); got != "deps test sandbox's\n" {
 		t.Fatalf("the install ran in the capability's directory with its name and the resolved env: %q", got)
 	}
 	if got := sb.read(t, "/opt/sbx/bin/git-summary"); !strings.Contains(got, "exec '/opt/sbx/capabilities/git-toolkit/tools/git-summary' \"$@\"") ||
@@ -223,5 +225,34 @@ func TestMaterializeFailures(t *testing.T) {
 	cancel()
 	if _, err := capability.Materialize(ctx, &dirSandbox{root: t.TempDir()}, r, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a canceled context: %v", err)
+	}
+}
+
+// A failed step's output is kept as text a timeline can hold: no NUL, valid
+// UTF-8, cut between characters.
+func TestFailedStepOutputIsText(t *testing.T) {
+	bundle := bundleOf(t, `schema: 1
+name: noisy
+version: 1.0.0
+description: Scripts that print what a timeline cannot hold.
+dependencies:
+  - {name: nul, check: "printf 'a\\000b'; exit 1"}
+  - {name: wide, check: "i=0; while [ $i -lt 1500 ]; do printf 'é'; i=$((i+1)); done; printf '\\377'; exit 1"}
+`, nil)
+	r := capability.Resolve([]capability.Item{{Binding: binding("noisy", "1.0.0", true, nil), Bundle: bundle}})
+	steps, err := capability.Materialize(context.Background(), &dirSandbox{root: t.TempDir()}, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps[len(steps)-2:] {
+		if st.OK || strings.ContainsRune(st.Detail, 0) || !utf8.ValidString(st.Detail) {
+			t.Errorf("step %q", st.Detail)
+		}
+	}
+	if d := steps[len(steps)-2].Detail; !strings.Contains(d, "exit 1: ab (") {
+		t.Errorf("NUL step %q", d)
+	}
+	if d := steps[len(steps)-1].Detail; !strings.Contains(d, "…éé") || strings.Count(d, "é") != 1000 {
+		t.Errorf("wide step keeps %d characters: %.60q…", strings.Count(d, "é"), d)
 	}
 }
