@@ -23,6 +23,8 @@ const (
 	MaxArchiveBytes = 8 << 20  // a tar.gz as uploaded
 	MaxBundleBytes  = 32 << 20 // the files unpacked, summed
 	MaxFiles        = 512
+	maxEntries      = 4 * MaxFiles           // an archive's entries of every type, directories included
+	maxTarBytes     = MaxBundleBytes + 8<<20 // the tar stream unpacked: the files, and room for headers and padding
 	maxPathLen      = 256
 	maxDepth        = 16
 )
@@ -109,15 +111,19 @@ func LoadArchive(data []byte) (*Bundle, error) {
 	if err != nil {
 		return nil, sbx.Errorf(sbx.EInvalid, "the archive is not gzip-compressed (a .tar.gz is wanted): %v", err)
 	}
-	tr := tar.NewReader(zr)
+	tr := tar.NewReader(&capped{r: zr, left: maxTarBytes})
 	u := unpack{files: map[string]File{}}
-	for {
+	for entries := 1; ; entries++ {
 		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			return newBundle(stripTop(u.files))
+		case errors.Is(err, errInflates):
+			return nil, sbx.Errorf(sbx.EInvalid, "the archive unpacks to more than %d bytes", maxTarBytes)
+		case err != nil:
 			return nil, sbx.Errorf(sbx.EInvalid, "the archive is not a valid tar.gz: %v", err)
+		case entries > maxEntries:
+			return nil, sbx.Errorf(sbx.EInvalid, "the archive holds more than %d entries", maxEntries)
 		}
 		name := h.Name
 		if strings.HasPrefix(name, "/") {
@@ -155,7 +161,28 @@ func LoadArchive(data []byte) (*Bundle, error) {
 			return nil, err
 		}
 	}
-	return newBundle(stripTop(u.files))
+}
+
+// errInflates is capped's error once its reader gave all it may.
+var errInflates = errors.New("the archive unpacks to too much")
+
+// capped reads from r until left bytes were read, then fails with
+// errInflates: a bound on the work an archive's skipped data could cost.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errInflates
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // unpack gathers a bundle's files within the limits.

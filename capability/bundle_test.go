@@ -145,6 +145,8 @@ func TestUnsafeArchives(t *testing.T) {
 		{"inflates too much", tarball(t, entry{name: "capability.yaml", body: goodManifest}, entry{name: "big", body: strings.Repeat("0", capability.MaxBundleBytes)}),
 			"add up to more than 33554432 bytes (at big)"},
 		{"too many files", tarball(t, manyFiles(capability.MaxFiles+1)...), "more than 512 files"},
+		{"too many entries", tarball(t, manyDirs(2049)...), "the archive holds more than 2048 entries"},
+		{"headers inflate", paxHeavy(t, 48), "the archive unpacks to more than 41943040 bytes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := capability.LoadArchive(c.data)
@@ -169,6 +171,32 @@ func manyFiles(n int) []entry {
 		out = append(out, entry{name: "files/f" + strconv.Itoa(i), body: "x"})
 	}
 	return out
+}
+
+func manyDirs(n int) []entry {
+	out := []entry{{name: "capability.yaml", body: goodManifest}}
+	for i := range n {
+		out = append(out, entry{name: "d" + strconv.Itoa(i) + "/", typ: tar.TypeDir})
+	}
+	return out
+}
+
+// paxHeavy is an archive of n empty files, each behind a PAX header of
+// almost 1 MiB, which a reader parses and does not keep.
+func paxHeavy(t *testing.T, n int) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	comment := strings.Repeat("c", 1000<<10)
+	for i := range n {
+		h := &tar.Header{Name: "f" + strconv.Itoa(i), Typeflag: tar.TypeReg, Mode: 0o644, PAXRecords: map[string]string{"comment": comment}}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
 }
 
 // writeDir writes entries (regular files) under dir.
