@@ -189,6 +189,11 @@ func (s *Store) apply(ctx context.Context, c *sql.Conn, version int, body string
 	if _, err := tx.ExecContext(ctx, body); err != nil {
 		return err
 	}
+	if version == resealVersion {
+		if err := resealBound(ctx, d, s.seal); err != nil {
+			return err
+		}
+	}
 	if _, err := d.exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, time.Now().UnixMicro()); err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 		sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
 		int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause, sb.Resources.MilliCPU, sb.Resources.MemoryMB,
 		gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
-		handle, s.seal.Seal(sb.AccessToken), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos)
+		handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
@@ -131,7 +131,7 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 			updated_at = ?, hibernated = ?, unbilled_nanos = ? WHERE id = ?`,
 			sb.ProviderSandboxID, string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason),
 			sb.Diagnostic, micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt), int64(sb.Timeout/time.Second),
-			micros(sb.ExpiresAt), sb.BilledMicros, micros(sb.LastSettledAt), handle, s.seal.Seal(sb.AccessToken),
+			micros(sb.ExpiresAt), sb.BilledMicros, micros(sb.LastSettledAt), handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)),
 			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.ID)
 		if err != nil {
 			return err
@@ -323,7 +323,7 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 			return sb, fmt.Errorf("sandbox %s handle: %w", sb.ID, err)
 		}
 	}
-	if sb.AccessToken, err = s.seal.Open(token); err != nil {
+	if sb.AccessToken, err = s.seal.Open(token, tokenContext(sb.ID, sb.OrgID)); err != nil {
 		return sb, fmt.Errorf("sandbox %s access token: %w", sb.ID, err)
 	}
 	return sb, nil

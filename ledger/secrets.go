@@ -45,7 +45,7 @@ func (s *Store) PutSecret(ctx context.Context, orgID, userID, name, value string
 	if err := sbx.CheckSecret(name, value); err != nil {
 		return sbx.Secret{}, false, err
 	}
-	sealed := s.seal.Seal(value)
+	sealed := s.seal.Seal(value, secretContext(orgID, userID, name))
 	var sec sbx.Secret
 	var created bool
 	err := s.write(ctx, func(tx db) error {
@@ -219,18 +219,18 @@ func (s *Store) SecretEnv(ctx context.Context, orgID, userID string, ids []strin
 	for _, id := range distinct {
 		args = append(args, id)
 	}
-	rows, err := s.read().query(ctx, `SELECT id, name, value FROM secrets WHERE org_id = ? AND (user_id IS NULL OR user_id = ?)
+	rows, err := s.read().query(ctx, `SELECT id, coalesce(user_id, ''), name, value FROM secrets WHERE org_id = ? AND (user_id IS NULL OR user_id = ?)
 		AND id IN (?`+strings.Repeat(", ?", len(distinct)-1)+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	type found struct{ name, sealed string }
+	type found struct{ userID, name, sealed string }
 	byID := map[string]found{}
 	for rows.Next() {
 		var id string
 		var f found
-		if err := rows.Scan(&id, &f.name, &f.sealed); err != nil {
+		if err := rows.Scan(&id, &f.userID, &f.name, &f.sealed); err != nil {
 			return nil, err
 		}
 		byID[id] = f
@@ -258,7 +258,7 @@ func (s *Store) SecretEnv(ctx context.Context, orgID, userID string, ids []strin
 			return nil, sbx.Invalid("secret_ids", "secrets %s and %s are both named %s; an environment variable holds one value, so choose one", other, id, f.name)
 		}
 		named[f.name] = id
-		v, err := s.seal.Open(f.sealed)
+		v, err := s.seal.Open(f.sealed, secretContext(orgID, f.userID, f.name))
 		if err != nil {
 			return nil, &sbx.Error{Code: sbx.EInternal, Message: fmt.Sprintf("secret %s (%s) does not open with this server's seal key", id, f.name), Err: err}
 		}

@@ -3,7 +3,10 @@ package ledger_test
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"database/sql"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -136,6 +139,13 @@ func secrets(t *testing.T, dsn string) {
 		t.Fatalf("another org's own secret: %v %v", env, err)
 	}
 
+	// A sealed value copied into another row does not open there.
+	if _, err := raw.Exec(fmt.Sprintf(`UPDATE secrets SET value = (SELECT value FROM secrets WHERE id = '%s') WHERE id = '%s'`, adaOnly.ID, bobKey.ID)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.SecretEnv(ctx, org.ID, bob.User.ID, []string{bobKey.ID})
+	wantCode(t, err, sbx.EInternal, "does not open with this server's seal key")
+
 	// Another key cannot open them.
 	wrong, err := ledger.Open(ctx, dsn, bytes.Repeat([]byte{2}, 32))
 	if err != nil {
@@ -225,4 +235,58 @@ func driver(dsn string) string {
 		return "pgx"
 	}
 	return "sqlite"
+}
+
+// Migration 0008 seals again, bound to their rows, the access tokens and
+// secrets an older sbx sealed without: they read the same after it.
+func TestResealMigration(t *testing.T) { dialects(t, resealMigration) }
+
+func resealMigration(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s := open(t, dsn)
+	org, ws, p, _ := s.CreateOrg(ctx, "acme", t0)
+	sb := newSandbox(org, ws, p, t0)
+	if err := s.InsertSandbox(ctx, sb); err != nil {
+		t.Fatal(err)
+	}
+	sec, _, err := s.PutSecret(ctx, org.ID, "", "TOKEN", "org-value", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	raw, err := sql.Open(driver(dsn), dsn) // as an sbx before 0008 left them
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		fmt.Sprintf(`UPDATE sandboxes SET access_token = '%s' WHERE id = '%s'`, unboundSeal(t, sb.AccessToken), sb.ID),
+		fmt.Sprintf(`UPDATE secrets SET value = '%s' WHERE id = '%s'`, unboundSeal(t, "org-value"), sec.ID),
+		`DELETE FROM schema_migrations WHERE version = 8`,
+	} {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+
+	s = open(t, dsn)
+	if got, err := s.GetSandbox(ctx, org.ID, sb.ID); err != nil || got.AccessToken != sb.AccessToken {
+		t.Fatalf("the token after the migration: %q, %v", got.AccessToken, err)
+	}
+	if env, err := s.SecretEnv(ctx, org.ID, "", []string{sec.ID}); err != nil || env["TOKEN"] != "org-value" {
+		t.Fatalf("the secret after the migration: %v, %v", env, err)
+	}
+}
+
+// unboundSeal seals s under the tests' key as sbx did before 0008: no
+// context, no prefix.
+func unboundSeal(t *testing.T, s string) string {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, _ := cipher.NewGCM(block)
+	nonce := make([]byte, aead.NonceSize())
+	return base64.RawStdEncoding.EncodeToString(aead.Seal(nonce, nonce, []byte(s), nil))
 }

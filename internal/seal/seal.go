@@ -1,5 +1,7 @@
-// Package seal encrypts small secrets (sandbox access tokens) at rest with
-// AES-256-GCM under a key kept in the data directory.
+// Package seal encrypts small secrets (sandbox access tokens, user secrets)
+// at rest with AES-256-GCM under a key kept in the data directory. Each
+// value is bound to a context naming the row it belongs to, so a sealed
+// value copied to another row does not open there.
 package seal
 
 import (
@@ -10,13 +12,21 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
+
+// prefix marks a value sealed with a context; values sealed before contexts
+// existed have none and open only with OpenUnbound.
+const prefix = "2."
 
 // Box seals and opens strings under one key.
 type Box struct{ aead cipher.AEAD }
 
 // New returns a Box for a 32-byte key.
 func New(key []byte) (*Box, error) {
+	if len(key) != 32 {
+		return nil, fmt.Errorf("seal key: want 32 bytes (AES-256), have %d", len(key))
+	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("seal key: %w", err)
@@ -61,8 +71,9 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 	return key, f.Close()
 }
 
-// Seal encrypts s; the empty string stays empty.
-func (b *Box) Seal(s string) string {
+// Seal encrypts s bound to context (which names the row it is kept in): it
+// opens only with the same context. The empty string stays empty.
+func (b *Box) Seal(s, context string) string {
 	if s == "" {
 		return ""
 	}
@@ -70,22 +81,39 @@ func (b *Box) Seal(s string) string {
 	if _, err := rand.Read(nonce); err != nil {
 		panic(err) // crypto/rand does not fail on Linux
 	}
-	return base64.RawStdEncoding.EncodeToString(b.aead.Seal(nonce, nonce, []byte(s), nil))
+	return prefix + base64.RawStdEncoding.EncodeToString(b.aead.Seal(nonce, nonce, []byte(s), []byte(context)))
 }
 
-// Open decrypts what Seal produced.
-func (b *Box) Open(s string) (string, error) {
+// Open decrypts what Seal produced with the same context.
+func (b *Box) Open(s, context string) (string, error) {
 	if s == "" {
 		return "", nil
 	}
+	body, ok := strings.CutPrefix(s, prefix)
+	if !ok {
+		return "", errors.New("sealed value has no context: it was sealed before contexts, and the ledger's migration 0008 reseals such values")
+	}
+	return b.open(body, []byte(context))
+}
+
+// OpenUnbound decrypts a value sealed before contexts existed: only for
+// sealing it again with its context.
+func (b *Box) OpenUnbound(s string) (string, error) {
+	if s == "" || strings.HasPrefix(s, prefix) {
+		return "", errors.New("not a value sealed without a context")
+	}
+	return b.open(s, nil)
+}
+
+func (b *Box) open(s string, context []byte) (string, error) {
 	raw, err := base64.RawStdEncoding.DecodeString(s)
-	if err != nil || len(raw) < b.aead.NonceSize() {
+	n := b.aead.NonceSize()
+	if err != nil || len(raw) < n {
 		return "", errors.New("sealed value is malformed")
 	}
-	n := b.aead.NonceSize()
-	plain, err := b.aead.Open(nil, raw[:n], raw[n:], nil)
+	plain, err := b.aead.Open(nil, raw[:n], raw[n:], context)
 	if err != nil {
-		return "", errors.New("sealed value does not open with this key")
+		return "", errors.New("sealed value does not open with this key and context")
 	}
 	return string(plain), nil
 }

@@ -2,6 +2,7 @@ package seal
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -23,22 +24,46 @@ func TestSealOpen(t *testing.T) {
 		t.Fatalf("the key changed on reload: %v", err)
 	}
 	box, _ := New(key)
-	sealed := box.Seal("token-123")
-	if sealed == "token-123" || sealed == box.Seal("token-123") {
+	sealed := box.Seal("token-123", "row 1")
+	if strings.Contains(sealed, "token-123") || sealed == box.Seal("token-123", "row 1") {
 		t.Fatal("sealing is not randomized encryption")
 	}
-	if got, err := box.Open(sealed); err != nil || got != "token-123" {
+	if got, err := box.Open(sealed, "row 1"); err != nil || got != "token-123" {
 		t.Fatalf("Open = %q, %v", got, err)
 	}
+	if _, err := box.Open(sealed, "row 2"); err == nil {
+		t.Fatal("the value opened in another row's context")
+	}
 	other, _ := New(bytes.Repeat([]byte{9}, 32))
-	if _, err := other.Open(sealed); err == nil {
+	if _, err := other.Open(sealed, "row 1"); err == nil {
 		t.Fatal("another key opened the value")
 	}
-	if _, err := box.Open("!!"); err == nil {
+	if _, err := box.Open("2.!!", "row 1"); err == nil {
 		t.Fatal("garbage opened")
 	}
-	if box.Seal("") != "" {
+	if box.Seal("", "row 1") != "" {
 		t.Fatal("the empty string must stay empty")
+	}
+	for _, size := range []int{16, 24, 31} {
+		if _, err := New(make([]byte, size)); err == nil || !strings.Contains(err.Error(), "want 32 bytes") {
+			t.Errorf("a %d-byte key: %v", size, err)
+		}
+	}
+}
+
+// A value sealed before contexts existed opens only through OpenUnbound,
+// for sealing again with its context.
+func TestOpenUnbound(t *testing.T) {
+	box, _ := New(bytes.Repeat([]byte{7}, 32))
+	legacy := box.legacySeal("token-123")
+	if _, err := box.Open(legacy, "row 1"); err == nil || !strings.Contains(err.Error(), "no context") {
+		t.Fatalf("Open of an unbound value: %v", err)
+	}
+	if got, err := box.OpenUnbound(legacy); err != nil || got != "token-123" {
+		t.Fatalf("OpenUnbound = %q, %v", got, err)
+	}
+	if _, err := box.OpenUnbound(box.Seal("token-123", "row 1")); err == nil {
+		t.Fatal("OpenUnbound opened a bound value")
 	}
 }
 
@@ -62,4 +87,10 @@ func TestLoadKey(t *testing.T) {
 	if _, err := LoadOrCreateKey(hex); err == nil {
 		t.Fatal("LoadOrCreateKey took a key of the wrong size")
 	}
+}
+
+// legacySeal seals as Seal did before contexts: no prefix, no associated data.
+func (b *Box) legacySeal(s string) string {
+	nonce := make([]byte, b.aead.NonceSize())
+	return base64.RawStdEncoding.EncodeToString(b.aead.Seal(nonce, nonce, []byte(s), nil))
 }
