@@ -37,9 +37,10 @@ func EnvNameProblem(name string) string {
 // EnvProblem says what is wrong with name=value as an environment variable a
 // user gives a sandbox; "" when nothing is.
 func EnvProblem(name, value string) string {
+	if problem := EnvNameProblem(name); problem != "" {
+		return problem
+	}
 	switch {
-	case EnvNameProblem(name) != "":
-		return EnvNameProblem(name)
 	case len(value) > MaxEnvValueBytes:
 		return fmt.Sprintf("environment variable %s is longer than %d bytes", name, MaxEnvValueBytes)
 	case strings.ContainsRune(value, 0):

@@ -167,7 +167,8 @@ func LoadArchive(data []byte) (*Bundle, error) {
 var errInflates = errors.New("the archive unpacks to too much")
 
 // capped reads from r until left bytes were read, then fails with
-// errInflates: a bound on the work an archive's skipped data could cost.
+// errInflates: a bound on the work an archive's headers (PAX records, which
+// a tar reader parses and keeps nothing of) could cost.
 type capped struct {
 	r    io.Reader
 	left int64

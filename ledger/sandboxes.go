@@ -153,6 +153,10 @@ type Filter struct {
 	Cursor     string            // from a previous page's next cursor
 }
 
+// inMembersWorkspaces keeps the sandboxes of the workspaces of the member
+// its argument names.
+const inMembersWorkspaces = "workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = ?)"
+
 // ListSandboxes returns one page of sandboxes, newest first, and the cursor of
 // the next page ("" on the last).
 func (s *Store) ListSandboxes(ctx context.Context, f Filter) ([]sbx.Sandbox, string, error) {
@@ -164,7 +168,7 @@ func (s *Store) ListSandboxes(ctx context.Context, f Filter) ([]sbx.Sandbox, str
 		where, args = append(where, "project_id = ?"), append(args, f.ProjectID)
 	}
 	if f.MemberID != "" {
-		where, args = append(where, "workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = ?)"), append(args, f.MemberID)
+		where, args = append(where, inMembersWorkspaces), append(args, f.MemberID)
 	}
 	if len(f.States) > 0 {
 		where = append(where, "state IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(f.States)), ", ")+")")

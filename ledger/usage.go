@@ -38,7 +38,7 @@ func (u *Usage) add(state sbx.State, kind sbx.Kind, provider string, n int, cpu,
 func (s *Store) UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*Usage, error) {
 	member, args := "", []any{now.UnixMicro(), orgID}
 	if memberID != "" {
-		member, args = " AND workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = ?)", append(args, memberID)
+		member, args = " AND "+inMembersWorkspaces, append(args, memberID)
 	}
 	rows, err := s.read().query(ctx, `
 		SELECT project_id, state, kind, provider, count(*),
