@@ -26,11 +26,7 @@ func (s *Server) listOrgs(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.OrgList{Items: []apiv1.Org{}, NextCursor: next}
-	for _, o := range orgs {
-		out.Items = append(out.Items, renderOrg(o))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.OrgList{Items: renderAll(orgs, renderOrg), NextCursor: next})
 }
 
 func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) {
@@ -61,13 +57,8 @@ func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	rt, err := s.store.Runtime(r.Context(), c.Project.ID)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	writeJSON(w, http.StatusCreated, apiv1.CreatedOrg{Org: renderOrg(c.Org), Workspace: renderWorkspace(c.Workspace),
-		Project: renderProject(c.Project, rt.ID), Key: renderKey(c.Key), Secret: c.Secret})
+		Project: renderProject(c.Project), Key: renderKey(c.Key), Secret: c.Secret})
 }
 
 func (s *Server) setPlan(w http.ResponseWriter, r *http.Request) {

@@ -26,11 +26,7 @@ func (s *Server) listRuntimeCapabilities(w http.ResponseWriter, r *http.Request)
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.CapabilityBindingList{Items: []apiv1.CapabilityBinding{}, NextCursor: next}
-	for _, b := range list {
-		out.Items = append(out.Items, renderBinding(b))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.CapabilityBindingList{Items: renderAll(list, renderBinding), NextCursor: next})
 }
 
 // installCapability binds a capability of the inventory or the catalog to

@@ -26,11 +26,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.APIKeyList{Items: []apiv1.APIKey{}, NextCursor: next}
-	for _, k := range keys {
-		out.Items = append(out.Items, renderKey(k))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.APIKeyList{Items: renderAll(keys, renderKey), NextCursor: next})
 }
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {

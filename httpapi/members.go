@@ -27,11 +27,7 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.MemberList{Items: []apiv1.Member{}, NextCursor: next}
-	for _, m := range list {
-		out.Items = append(out.Items, renderMember(m))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.MemberList{Items: renderAll(list, renderMember), NextCursor: next})
 }
 
 func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {

@@ -21,6 +21,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
+// renderAll renders each of list; none renders as [], never null.
+func renderAll[T, R any](list []T, render func(T) R) []R {
+	out := make([]R, 0, len(list))
+	for _, v := range list {
+		out = append(out, render(v))
+	}
+	return out
+}
+
 // sandbox renders a ledger row; the runtime URL and token appear only while it runs.
 func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 	out := apiv1.Sandbox{

@@ -31,11 +31,7 @@ func (s *Server) listRuntimes(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.RuntimeList{Items: []apiv1.Runtime{}, NextCursor: next}
-	for _, rt := range list {
-		out.Items = append(out.Items, s.runtimeBody(rt))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.RuntimeList{Items: renderAll(list, s.runtimeBody), NextCursor: next})
 }
 
 func (s *Server) getRuntime(w http.ResponseWriter, r *http.Request) {

@@ -28,11 +28,7 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.SecretList{Items: []apiv1.Secret{}}
-	for _, sec := range list {
-		out.Items = append(out.Items, renderSecret(sec))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.SecretList{Items: renderAll(list, renderSecret)})
 }
 
 // setSecret makes a secret (201) or gives the one of that name in that

@@ -49,11 +49,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.SessionList{Items: []apiv1.Session{}, NextCursor: next}
-	for _, se := range list {
-		out.Items = append(out.Items, renderSession(se))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.SessionList{Items: renderAll(list, renderSession), NextCursor: next})
 }
 
 // createSession starts a session on a runtime of the workspace.
@@ -185,9 +181,7 @@ func renderSession(se sbx.Session) apiv1.Session {
 }
 
 func renderMessages(msgs []sbx.SessionMessage, next string) apiv1.SessionMessageList {
-	out := apiv1.SessionMessageList{Items: []apiv1.SessionMessage{}, NextCursor: next}
-	for _, m := range msgs {
-		out.Items = append(out.Items, apiv1.SessionMessage{Seq: m.Seq, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt})
-	}
-	return out
+	return apiv1.SessionMessageList{Items: renderAll(msgs, func(m sbx.SessionMessage) apiv1.SessionMessage {
+		return apiv1.SessionMessage{Seq: m.Seq, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt}
+	}), NextCursor: next}
 }

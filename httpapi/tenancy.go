@@ -61,8 +61,8 @@ func renderWorkspace(ws sbx.Workspace) apiv1.Workspace {
 	return apiv1.Workspace{ID: ws.ID, Name: ws.Name, CreatedAt: ws.CreatedAt}
 }
 
-func renderProject(p sbx.Project, runtimeID string) apiv1.Project {
-	return apiv1.Project{ID: p.ID, Name: p.Name, WorkspaceID: p.WorkspaceID, RuntimeID: runtimeID, CreatedAt: p.CreatedAt}
+func renderProject(p sbx.Project) apiv1.Project {
+	return apiv1.Project{ID: p.ID, Name: p.Name, WorkspaceID: p.WorkspaceID, RuntimeID: p.RuntimeID, CreatedAt: p.CreatedAt}
 }
 
 func renderMember(m sbx.Member) apiv1.Member {

@@ -23,11 +23,7 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.WorkspaceList{Items: []apiv1.Workspace{}, NextCursor: next}
-	for _, ws := range list {
-		out.Items = append(out.Items, renderWorkspace(ws))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.WorkspaceList{Items: renderAll(list, renderWorkspace), NextCursor: next})
 }
 
 // createWorkspace makes a workspace with a default project; a member's key
@@ -96,11 +92,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out := apiv1.ProjectList{Items: []apiv1.Project{}, NextCursor: next}
-	for _, p := range list {
-		out.Items = append(out.Items, renderProject(p, p.RuntimeID))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.ProjectList{Items: renderAll(list, renderProject), NextCursor: next})
 }
 
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
@@ -115,10 +107,10 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "creating a project"); !ok {
 		return
 	}
-	p, rt, err := s.store.CreateProject(r.Context(), ws.OrgID, ws.ID, body.Name, s.clock.Now())
+	p, _, err := s.store.CreateProject(r.Context(), ws.OrgID, ws.ID, body.Name, s.clock.Now())
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, renderProject(p, rt.ID))
+	writeJSON(w, http.StatusCreated, renderProject(p))
 }
