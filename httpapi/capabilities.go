@@ -90,12 +90,7 @@ func (s *Server) uploadCapability(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out, err := renderBundle(b)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, out)
+	s.writeBundle(w, r, http.StatusCreated, b)
 }
 
 // gzipBody refuses a body that is not declared a gzip archive.
@@ -125,12 +120,17 @@ func (s *Server) deleteCapability(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	s.writeBundle(w, r, http.StatusOK, b)
+}
+
+// writeBundle answers an inventory version with status.
+func (s *Server) writeBundle(w http.ResponseWriter, r *http.Request, status int, b sbx.CapabilityBundle) {
 	out, err := renderBundle(b)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, status, out)
 }
 
 func renderBundle(b sbx.CapabilityBundle) (apiv1.Capability, error) {
