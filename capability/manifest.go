@@ -40,10 +40,10 @@ type Manifest struct {
 	Description  string            `yaml:"description" json:"description"`
 	Flags        map[string]Flag   `yaml:"flags,omitempty" json:"flags,omitempty"`
 	Env          map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
-	Tools        []Tool            `yaml:"tools,omitempty" json:"tools,omitempty"`
-	Skills       []Skill           `yaml:"skills,omitempty" json:"skills,omitempty"`
+	Tools        []Component       `yaml:"tools,omitempty" json:"tools,omitempty"`   // executable files, put on the sandbox's PATH (/opt/sbx/bin) under their names
+	Skills       []Component       `yaml:"skills,omitempty" json:"skills,omitempty"` // directories holding a SKILL.md
 	MCPServers   []MCPServer       `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty"`
-	Prompts      []Prompt          `yaml:"prompts,omitempty" json:"prompts,omitempty"`
+	Prompts      []Component       `yaml:"prompts,omitempty" json:"prompts,omitempty"` // agent prompts: text files
 	Dependencies []Dependency      `yaml:"dependencies,omitempty" json:"dependencies,omitempty"`
 }
 
@@ -53,17 +53,8 @@ type Flag struct {
 	Description string `yaml:"description" json:"description"`
 }
 
-// Tool is an executable file of the bundle, put on the sandbox's PATH
-// (/opt/sbx/bin) under its name.
-type Tool struct {
-	Name        string `yaml:"name" json:"name"`
-	Path        string `yaml:"path" json:"path"`
-	Description string `yaml:"description,omitempty" json:"description,omitempty"`
-	When        string `yaml:"when,omitempty" json:"when,omitempty"`
-}
-
-// Skill is a directory of the bundle holding a SKILL.md.
-type Skill struct {
+// Component is a tool, a skill or a prompt: a named path of the bundle.
+type Component struct {
 	Name        string `yaml:"name" json:"name"`
 	Path        string `yaml:"path" json:"path"`
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
@@ -81,14 +72,6 @@ type MCPServer struct {
 	URL       string            `yaml:"url,omitempty" json:"url,omitempty"`
 	Headers   map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 	When      string            `yaml:"when,omitempty" json:"when,omitempty"`
-}
-
-// Prompt is an agent prompt: a text file of the bundle.
-type Prompt struct {
-	Name        string `yaml:"name" json:"name"`
-	Path        string `yaml:"path" json:"path"`
-	Description string `yaml:"description,omitempty" json:"description,omitempty"`
-	When        string `yaml:"when,omitempty" json:"when,omitempty"`
 }
 
 // Dependency is something the capability needs in the sandbox: Check is a
@@ -251,30 +234,23 @@ func (m Manifest) Validate() error {
 			seen[nm] = i
 		}
 	}
-	names("tools", len(m.Tools), func(i int) string { return m.Tools[i].Name })
-	for i, t := range m.Tools {
-		field := fmt.Sprintf("tools[%d]", i)
-		p.path(field+".path", t.Path)
-		when(field, t.When)
+	components := func(kind string, list []Component) {
+		names(kind, len(list), func(i int) string { return list[i].Name })
+		for i, c := range list {
+			field := fmt.Sprintf("%s[%d]", kind, i)
+			p.path(field+".path", c.Path)
+			when(field, c.When)
+		}
 	}
-	names("skills", len(m.Skills), func(i int) string { return m.Skills[i].Name })
-	for i, s := range m.Skills {
-		field := fmt.Sprintf("skills[%d]", i)
-		p.path(field+".path", s.Path)
-		when(field, s.When)
-	}
+	components("tools", m.Tools)
+	components("skills", m.Skills)
 	names("mcp_servers", len(m.MCPServers), func(i int) string { return m.MCPServers[i].Name })
 	for i, s := range m.MCPServers {
 		field := fmt.Sprintf("mcp_servers[%d]", i)
 		p.mcpServer(field, s)
 		when(field, s.When)
 	}
-	names("prompts", len(m.Prompts), func(i int) string { return m.Prompts[i].Name })
-	for i, pr := range m.Prompts {
-		field := fmt.Sprintf("prompts[%d]", i)
-		p.path(field+".path", pr.Path)
-		when(field, pr.When)
-	}
+	components("prompts", m.Prompts)
 	names("dependencies", len(m.Dependencies), func(i int) string { return m.Dependencies[i].Name })
 	for i, d := range m.Dependencies {
 		field := fmt.Sprintf("dependencies[%d]", i)
