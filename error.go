@@ -18,6 +18,7 @@ const (
 	EPlanLimit    Code = "plan_limit_exceeded"  // the org's plan does not allow it: 403
 	ENoCredits    Code = "insufficient_credits" // the org's balance is empty: 402
 	ENotFound     Code = "not_found"            // no such thing visible to the caller: 404
+	ENoStorage    Code = "insufficient_storage" // the host's disk has no room for it: 507
 	EConflict     Code = "conflict"             // the current state forbids it: 409
 	EUnsupported  Code = "not_supported"        // the provider cannot do it: 501
 	EProvider     Code = "provider_error"       // the provider failed the operation: 502

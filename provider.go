@@ -38,6 +38,30 @@ type Admitter interface {
 	Admit(ctx context.Context, spec Spec) error
 }
 
+// ResumeAdmitter is implemented by providers that can refuse to resume a
+// paused sandbox before the resume is recorded: a host whose disk has no
+// room for what the sandbox may write once it runs again (a 507).
+type ResumeAdmitter interface {
+	AdmitResume(ctx context.Context, h Handle) error
+}
+
+// DiskReporter is implemented by providers that keep sandboxes' writable
+// layers on a filesystem of their own host and admit creates and resumes
+// by its free space.
+type DiskReporter interface {
+	Disk(ctx context.Context) (Disk, error)
+}
+
+// Disk is the state of the filesystem a provider keeps sandboxes on, in
+// bytes. A create or resume is refused when Free - Committed - its cap would
+// fall below Reserve.
+type Disk struct {
+	Total     int64 // the filesystem's size
+	Free      int64 // what is free to be written
+	Committed int64 // what the provider's live sandboxes may still write: their caps less what they hold
+	Reserve   int64 // kept free for the host
+}
+
 // Hibernator is implemented by providers that can hibernate: checkpoint a
 // sandbox's memory and processes to disk and release them. Resume wakes a
 // hibernated sandbox (a restore) as it continues a paused one. A provider

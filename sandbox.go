@@ -84,6 +84,7 @@ const (
 type Resources struct {
 	MilliCPU int64 // thousandths of a vCPU
 	MemoryMB int64
+	DiskMB   int64 // the cap of the sandbox's writable layer, which it holds on disk until it is killed
 	GPU      *GPURequest
 }
 

@@ -9,10 +9,13 @@ import (
 )
 
 // Plan admission. An org's plan bounds the compute its sandboxes hold at
-// once: those starting or running, and those paused with a resume in flight.
-// The ledger checks it where a row starts to hold compute, in the same
-// transaction that writes the row: InsertSandbox of a starting (or running)
-// sandbox, and UpdateSandbox when it writes the resuming intent. The check
+// once: those starting or running, and those paused with a resume in flight;
+// and the disk they hold: the writable-layer caps of those starting, running
+// or paused (hibernated too), which keep their layer until they are killed.
+// The ledger checks it where a row starts to hold compute or disk, in the
+// same transaction that writes the row: InsertSandbox of a starting (or
+// running, or paused) sandbox, and UpdateSandbox when it writes the resuming
+// intent (compute only: a paused sandbox holds its disk already). The check
 // locks the org's row first, so that on PostgreSQL, where transactions run
 // side by side, two admissions of one org take turns and cannot both take
 // the last of a limit; on SQLite every write transaction takes turns already.
@@ -25,10 +28,15 @@ type PlanUse struct {
 	MilliCPU   int64
 	MemoryMB   int64
 	GPUPercent int
+	DiskMB     int64 // summed over the sandboxes holding disk, not only compute
 }
 
-// holding is the condition on sandboxes rows that hold compute for the plan.
-const holding = `(state IN ('starting', 'running') OR intent = 'resuming')`
+// holding is the condition on sandboxes rows that hold compute for the plan;
+// holdingDisk, the wider one of rows that hold disk.
+const (
+	holding     = `(state IN ('starting', 'running') OR intent = 'resuming')`
+	holdingDisk = `state IN ('starting', 'running', 'paused')`
+)
 
 // PlanUse sums what an org's sandboxes hold against its plan now.
 func (s *Store) PlanUse(ctx context.Context, orgID string) (PlanUse, error) {
@@ -37,16 +45,24 @@ func (s *Store) PlanUse(ctx context.Context, orgID string) (PlanUse, error) {
 
 func planUse(ctx context.Context, q db, orgID, except string) (PlanUse, error) {
 	var u PlanUse
-	err := q.row(ctx, `SELECT count(*), CAST(coalesce(sum(milli_cpu), 0) AS BIGINT), CAST(coalesce(sum(memory_mb), 0) AS BIGINT),
-		CAST(coalesce(sum(gpu_count * gpu_fraction), 0) AS BIGINT)
-		FROM sandboxes WHERE org_id = ? AND id <> ? AND `+holding, orgID, except).
-		Scan(&u.Sandboxes, &u.MilliCPU, &u.MemoryMB, &u.GPUPercent)
+	err := q.row(ctx, `SELECT count(CASE WHEN `+holding+` THEN 1 END),
+		CAST(coalesce(sum(CASE WHEN `+holding+` THEN milli_cpu ELSE 0 END), 0) AS BIGINT),
+		CAST(coalesce(sum(CASE WHEN `+holding+` THEN memory_mb ELSE 0 END), 0) AS BIGINT),
+		CAST(coalesce(sum(CASE WHEN `+holding+` THEN gpu_count * gpu_fraction ELSE 0 END), 0) AS BIGINT),
+		CAST(coalesce(sum(disk_mb), 0) AS BIGINT)
+		FROM sandboxes WHERE org_id = ? AND id <> ? AND `+holdingDisk, orgID, except).
+		Scan(&u.Sandboxes, &u.MilliCPU, &u.MemoryMB, &u.GPUPercent, &u.DiskMB)
 	return u, err
 }
 
 // takesCompute reports whether a sandbox row in this state holds compute.
 func takesCompute(sb sbx.Sandbox) bool {
 	return sb.State == sbx.StateStarting || sb.State == sbx.StateRunning || sb.Intent == sbx.IntentResuming
+}
+
+// holdsDisk reports whether a sandbox row in this state holds its writable layer.
+func holdsDisk(sb sbx.Sandbox) bool {
+	return sb.State == sbx.StateStarting || sb.State == sbx.StateRunning || sb.State == sbx.StatePaused
 }
 
 // startsCompute reports whether an update from before to after is the start
@@ -56,15 +72,17 @@ func startsCompute(before, after sbx.Sandbox) bool {
 }
 
 // admit checks, inside tx, that the plan of sb's org lets sb hold compute
-// on top of what the org's other sandboxes hold, and that sb's workspace is
-// within the plan's member limit. It locks the org's row until tx ends.
-func admit(ctx context.Context, tx db, sb sbx.Sandbox) error {
+// (when it takes compute) on top of what the org's other sandboxes hold, and
+// that sb's workspace is within the plan's member limit; and for a new row
+// that holds disk, that its disk fits. It locks the org's row until tx ends.
+func admit(ctx context.Context, tx db, sb sbx.Sandbox, newRow bool) error {
 	org, err := getOrg(ctx, tx, sb.OrgID, true)
 	if err != nil {
 		return err
 	}
 	p := org.Plan
-	if p.MaxMembers > 0 {
+	compute, disk := takesCompute(sb), newRow && holdsDisk(sb)
+	if compute && p.MaxMembers > 0 {
 		var ws string
 		var members int
 		if err := tx.row(ctx, `SELECT w.name, (SELECT count(*) FROM memberships m WHERE m.workspace_id = w.id)
@@ -76,7 +94,7 @@ func admit(ctx context.Context, tx db, sb sbx.Sandbox) error {
 				"its sandboxes stay paused until an owner or admin removes members or the operator raises the plan", ws, members, p.MaxMembers)
 		}
 	}
-	if p.MaxSandboxes == 0 && p.MaxMilliCPU == 0 && p.MaxMemoryMB == 0 && p.MaxGPUPercent == 0 {
+	if !(compute && (p.MaxSandboxes > 0 || p.MaxMilliCPU > 0 || p.MaxMemoryMB > 0 || p.MaxGPUPercent > 0)) && !(disk && p.MaxDiskMB > 0) {
 		return nil
 	}
 	use, err := planUse(ctx, tx, sb.OrgID, sb.ID)
@@ -90,6 +108,7 @@ func admit(ctx context.Context, tx db, sb sbx.Sandbox) error {
 	}
 	const advice = "stop or pause a sandbox, or ask the operator for a larger plan"
 	switch {
+	case !compute:
 	case p.MaxSandboxes > 0 && use.Sandboxes+1 > p.MaxSandboxes:
 		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d concurrent sandboxes (%d running or starting); %s",
 			p.MaxSandboxes, use.Sandboxes, advice)
@@ -102,6 +121,11 @@ func admit(ctx context.Context, tx db, sb sbx.Sandbox) error {
 	case p.MaxGPUPercent > 0 && gpu > 0 && use.GPUPercent+gpu > p.MaxGPUPercent:
 		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d%% of a GPU across running sandboxes (%d%% in use, this one asks for %d%%); %s",
 			p.MaxGPUPercent, use.GPUPercent, gpu, advice)
+	}
+	if disk && p.MaxDiskMB > 0 && use.DiskMB+res.DiskMB > p.MaxDiskMB {
+		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d MB of disk across sandboxes not yet killed (%d MB held by running and paused sandboxes, this one asks for %d MB); "+
+			"ask for a smaller disk (diskMB), delete a sandbox (a paused one keeps its disk), or ask the operator for a larger plan",
+			p.MaxDiskMB, use.DiskMB, res.DiskMB)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func newSandbox(org sbx.Org, ws sbx.Workspace, p sbx.Project, at time.Time) sbx.
 		ID: uuid.NewString(), OrgID: org.ID, WorkspaceID: ws.ID, ProjectID: p.ID, Provider: "memory",
 		ProviderSandboxID: "i" + uuid.NewString()[:8], Kind: sbx.KindTask, TemplateID: "base", State: sbx.StateRunning,
 		CreatedAt: at, UpdatedAt: at, StartedAt: at, Timeout: time.Minute, ExpiresAt: at.Add(time.Minute),
-		Resources:   sbx.Resources{MilliCPU: 1500, MemoryMB: 512, GPU: &sbx.GPURequest{Type: "h100", Count: 1, Fraction: 50}},
+		Resources:   sbx.Resources{MilliCPU: 1500, MemoryMB: 512, DiskMB: 2048, GPU: &sbx.GPURequest{Type: "h100", Count: 1, Fraction: 50}},
 		EnvVarNames: []string{"A"}, Metadata: map[string]string{"team": "x"}, AccessToken: "tok",
 		Handle: sbx.Handle{Version: 1, Data: []byte(`{"id":"x"}`)},
 	}

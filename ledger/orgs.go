@@ -16,7 +16,7 @@ import (
 func orgColumns(prefix string) string {
 	cols := ""
 	for i, c := range []string{"id", "name", "kyc_status", "plan_name", "plan_max_sandboxes", "plan_max_milli_cpu",
-		"plan_max_memory_mb", "plan_max_gpu_percent", "plan_max_members", "plan_max_timeout_s", "created_at"} {
+		"plan_max_memory_mb", "plan_max_gpu_percent", "plan_max_members", "plan_max_timeout_s", "created_at", "plan_max_disk_mb"} {
 		if i > 0 {
 			cols += ", "
 		}
@@ -31,7 +31,7 @@ func scanOrg(o *sbx.Org) ([]any, func()) {
 	var kyc string
 	var timeoutS, created int64
 	dest := []any{&o.ID, &o.Name, &kyc, &o.Plan.Name, &o.Plan.MaxSandboxes, &o.Plan.MaxMilliCPU,
-		&o.Plan.MaxMemoryMB, &o.Plan.MaxGPUPercent, &o.Plan.MaxMembers, &timeoutS, &created}
+		&o.Plan.MaxMemoryMB, &o.Plan.MaxGPUPercent, &o.Plan.MaxMembers, &timeoutS, &created, &o.Plan.MaxDiskMB}
 	return dest, func() {
 		o.KYCStatus = sbx.KYCStatus(kyc)
 		o.Plan.MaxTimeout = time.Duration(timeoutS) * time.Second
@@ -62,6 +62,7 @@ func checkPlan(p sbx.Plan) error {
 	}{
 		{"max_sandboxes", int64(p.MaxSandboxes)}, {"max_vcpu", p.MaxMilliCPU}, {"max_memory_mb", p.MaxMemoryMB},
 		{"max_gpu_percent", int64(p.MaxGPUPercent)}, {"max_members_per_workspace", int64(p.MaxMembers)}, {"max_timeout", int64(p.MaxTimeout)},
+		{"max_disk_mb", p.MaxDiskMB},
 	} {
 		if l.v < 0 {
 			return sbx.Invalid(l.field, "%s must be 0 (no limit) or more", l.field)
@@ -132,8 +133,8 @@ func (s *Store) SetPlan(ctx context.Context, ref string, p sbx.Plan) (sbx.Org, e
 		}
 		o.Plan = p
 		_, err = tx.exec(ctx, `UPDATE orgs SET plan_name = ?, plan_max_sandboxes = ?, plan_max_milli_cpu = ?, plan_max_memory_mb = ?,
-			plan_max_gpu_percent = ?, plan_max_members = ?, plan_max_timeout_s = ? WHERE id = ?`,
-			p.Name, p.MaxSandboxes, p.MaxMilliCPU, p.MaxMemoryMB, p.MaxGPUPercent, p.MaxMembers, int64(p.MaxTimeout/time.Second), o.ID)
+			plan_max_gpu_percent = ?, plan_max_members = ?, plan_max_timeout_s = ?, plan_max_disk_mb = ? WHERE id = ?`,
+			p.Name, p.MaxSandboxes, p.MaxMilliCPU, p.MaxMemoryMB, p.MaxGPUPercent, p.MaxMembers, int64(p.MaxTimeout/time.Second), p.MaxDiskMB, o.ID)
 		return err
 	})
 	return o, err

@@ -77,10 +77,10 @@ func (s *Store) CreateOrgWith(ctx context.Context, n NewOrg, now time.Time) (Cre
 			kycAt = micros(now)
 		}
 		if _, err := tx.exec(ctx, `INSERT INTO orgs (id, name, created_at, kyc_status, kyc_updated_at, plan_name, plan_max_sandboxes,
-			plan_max_milli_cpu, plan_max_memory_mb, plan_max_gpu_percent, plan_max_members, plan_max_timeout_s)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			plan_max_milli_cpu, plan_max_memory_mb, plan_max_gpu_percent, plan_max_members, plan_max_timeout_s, plan_max_disk_mb)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			o.ID, o.Name, now.UnixMicro(), string(o.KYCStatus), kycAt, p.Name, p.MaxSandboxes, p.MaxMilliCPU, p.MaxMemoryMB,
-			p.MaxGPUPercent, p.MaxMembers, int64(p.MaxTimeout/time.Second)); err != nil {
+			p.MaxGPUPercent, p.MaxMembers, int64(p.MaxTimeout/time.Second), p.MaxDiskMB); err != nil {
 			if isUniqueViolation(err) {
 				return sbx.Errorf(sbx.EConflict, "org %q already exists", n.Name)
 			}
