@@ -73,6 +73,26 @@ func (c Caller) OrgWide() bool { return c.Key.ProjectID == "" }
 // member belongs to: a member's key whose user is an owner nowhere in the org.
 func (c Caller) MemberScoped() bool { return c.User.ID != "" && c.Role != RoleOwner }
 
+// Reach is the part of an org a caller sees in lists: everything (zero),
+// the workspaces one user is a member of, or one project.
+type Reach struct {
+	UserID    string // only the workspaces this user is a member of
+	ProjectID string // only this project, in its workspace
+}
+
+// Reach is what c sees of its org: a member's key (not an owner's) the
+// workspaces of its user; a project's key its project.
+func (c Caller) Reach() Reach {
+	var r Reach
+	if c.MemberScoped() {
+		r.UserID = c.User.ID
+	}
+	if !c.OrgWide() {
+		r.ProjectID = c.Key.ProjectID
+	}
+	return r
+}
+
 // Verified reports whether the caller may create sandboxes with the KYC
 // gate on: its org is verified, or the member it acts as is.
 func (c Caller) Verified() bool {
@@ -133,11 +153,12 @@ type User struct {
 
 // Member is a user's membership of one workspace.
 type Member struct {
-	OrgID       string
-	WorkspaceID string
-	User        User
-	Role        Role
-	CreatedAt   time.Time
+	OrgID         string
+	WorkspaceID   string
+	WorkspaceName string // where the ledger reads it with the membership
+	User          User
+	Role          Role
+	CreatedAt     time.Time
 }
 
 // Plan is an org's limits; a zero limit is no limit. The compute limits sum

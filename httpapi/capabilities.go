@@ -8,6 +8,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/capability"
 )
 
@@ -67,7 +68,7 @@ func (s *Server) uploadCapability(w http.ResponseWriter, r *http.Request) {
 	c := caller(r)
 	err := onlyParams(r.URL.Query())
 	if err == nil {
-		err = need(c, sbx.RoleAdmin, "uploading a capability")
+		err = authz.Need(c, sbx.RoleAdmin, "uploading a capability")
 	}
 	if err == nil {
 		err = gzipBody(r)
@@ -109,7 +110,7 @@ func (s *Server) deleteCapability(w http.ResponseWriter, r *http.Request) {
 	c := caller(r)
 	err := onlyParams(r.URL.Query())
 	if err == nil {
-		err = need(c, sbx.RoleAdmin, "removing a capability from the inventory")
+		err = authz.Need(c, sbx.RoleAdmin, "removing a capability from the inventory")
 	}
 	if err != nil {
 		s.error(w, r, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/pricing"
 )
@@ -224,7 +225,7 @@ func (s *Server) addRate(w http.ResponseWriter, r *http.Request) {
 // wallet answers a 403 unless the caller may read the org's credits: its
 // owners and admins.
 func (s *Server) wallet(w http.ResponseWriter, r *http.Request) bool {
-	if err := need(caller(r), sbx.RoleAdmin, "reading the org's credits"); err != nil {
+	if err := authz.Need(caller(r), sbx.RoleAdmin, "reading the org's credits"); err != nil {
 		s.error(w, r, err)
 		return false
 	}

@@ -9,9 +9,9 @@ import (
 )
 
 // An org's API keys. Everyone in the org lists them (never their secrets);
-// owners and admins make and revoke project keys and members' keys (of
-// members whose role is not above theirs); only owners make or revoke
-// org-wide keys, which act as owners.
+// who may make or revoke one is authz.Policy.ManageKey: an admin only keys
+// that reach no workspace it does not administer, with no role above its
+// own there; only owners keys that act as owners.
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
@@ -50,18 +50,14 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	k := sbx.APIKey{OrgID: c.Org.ID, Name: strings.TrimSpace(body.Name), ProjectID: body.ProjectID}
-	err := need(c, sbx.RoleAdmin, "making an API key")
-	switch {
-	case err != nil:
-	case body.User != "":
+	var err error
+	if body.User != "" {
 		var u sbx.User
-		if u, err = s.store.GetUser(r.Context(), body.User); err != nil {
-			break
-		}
+		u, err = s.store.GetUser(r.Context(), body.User)
 		k.UserID = u.ID
-		err = s.notAboveUser(r, c, u.ID, "making a key for a member who is %s")
-	case body.ProjectID == "":
-		err = need(c, sbx.RoleOwner, "making an org-wide key (one that acts as an owner)")
+	}
+	if err == nil {
+		err = s.policy.ManageKey(r.Context(), c, k, "making")
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -86,15 +82,7 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 	}
 	k, err := s.store.GetAPIKey(r.Context(), c.Org.ID, r.PathValue("key"))
 	if err == nil {
-		err = need(c, sbx.RoleAdmin, "revoking an API key")
-	}
-	if err == nil {
-		switch k.Scope() {
-		case "org":
-			err = need(c, sbx.RoleOwner, "revoking an org-wide key")
-		case "member":
-			err = s.notAboveUser(r, c, k.UserID, "revoking the key of a member who is %s")
-		}
+		err = s.policy.ManageKey(r.Context(), c, k, "revoking")
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -105,14 +93,4 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, renderKey(k))
-}
-
-// notAboveUser refuses to act on a user whose role in the org is above the
-// caller's; what has a %s for that role.
-func (s *Server) notAboveUser(r *http.Request, c sbx.Caller, userID, what string) error {
-	role, err := s.store.OrgRole(r.Context(), c.Org.ID, userID)
-	if err != nil || role == "" {
-		return err // not a member: the ledger refuses a new key; an old one may be revoked
-	}
-	return notAbove(c.Role, role, strings.Replace(what, "%s", string(role), 1))
 }

@@ -5,10 +5,11 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/lifecycle"
 )
 
-// A workspace's members. Everyone in the org reads them; owners and admins
+// A workspace's members. Everyone the workspace reaches reads them; owners and admins
 // of the workspace add and remove them, never with or of a role above their
 // own. A member beyond the plan's limit pauses the workspace's compute
 // (lifecycle/members.go).
@@ -20,6 +21,9 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := s.page(w, r)
 	if !ok {
+		return
+	}
+	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "listing members"); !ok {
 		return
 	}
 	list, next, err := s.store.Members(r.Context(), ws.OrgID, ws.ID, p)
@@ -51,7 +55,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := notAbove(mine, role, "adding a member as "+string(role)); err != nil {
+	if err := authz.NotAbove(mine, role, "adding a member as "+string(role)); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -74,7 +78,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := s.store.GetMember(r.Context(), ws.OrgID, ws.ID, r.PathValue("member"))
 	if err == nil {
-		err = notAbove(mine, m.Role, "removing a member who is "+string(m.Role))
+		err = authz.NotAbove(mine, m.Role, "removing a member who is "+string(m.Role))
 	}
 	if err != nil {
 		s.error(w, r, err)

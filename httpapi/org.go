@@ -87,7 +87,7 @@ func (s *Server) projectUsage(r *http.Request, c sbx.Caller) ([]apiv1.ProjectUsa
 			continue
 		}
 		if _, known := roles[p.WorkspaceID]; !known {
-			if roles[p.WorkspaceID], err = s.workspaceRole(r.Context(), c, p.WorkspaceID); err != nil {
+			if roles[p.WorkspaceID], err = s.policy.WorkspaceRole(r.Context(), c, p.WorkspaceID); err != nil {
 				return nil, apiv1.Usage{}, err
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/authz"
 )
 
 // An org's secrets. Values are write-only: no answer carries one. Everyone
@@ -104,7 +105,7 @@ func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
 	case scope == sbx.SecretScopeUser && sec.UserID == "":
 		err = sbx.Errorf(sbx.ENotFound, "secret %s not found among this member's own", ref)
 	case sec.UserID == "":
-		err = need(c, sbx.RoleAdmin, "removing an org secret")
+		err = authz.Need(c, sbx.RoleAdmin, "removing an org secret")
 	}
 	if err == nil {
 		sec, err = s.store.DeleteSecret(r.Context(), c.Org.ID, user, sec.ID)
@@ -127,7 +128,7 @@ func secretScope(c sbx.Caller, scope, verb string) (string, error) {
 		}
 		return c.User.ID, nil
 	}
-	return "", need(c, sbx.RoleAdmin, verb+" an org secret")
+	return "", authz.Need(c, sbx.RoleAdmin, verb+" an org secret")
 }
 
 func renderSecret(sec sbx.Secret) apiv1.Secret {

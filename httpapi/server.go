@@ -1,6 +1,7 @@
 // Package httpapi is sbx's REST API: routing, authentication, strict request
 // decoding, the error envelope and rendering. Handlers stay thin: parse,
-// authorize, call the lifecycle manager, render.
+// authorize through package authz's policy, call the lifecycle manager,
+// render.
 package httpapi
 
 import (
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 )
@@ -32,12 +34,13 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	mgr   *lifecycle.Manager
-	store *ledger.Store
-	cfg   Config
-	clock sbx.Clock
-	log   *slog.Logger
-	mux   *http.ServeMux
+	mgr    *lifecycle.Manager
+	store  *ledger.Store
+	policy authz.Policy
+	cfg    Config
+	clock  sbx.Clock
+	log    *slog.Logger
+	mux    *http.ServeMux
 }
 
 // New returns the API handler.
@@ -57,7 +60,7 @@ func New(mgr *lifecycle.Manager, store *ledger.Store, cfg Config, clock sbx.Cloc
 	if cfg.HostCPUs == 0 {
 		cfg.HostCPUs = runtime.NumCPU()
 	}
-	s := &Server{mgr: mgr, store: store, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
+	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
 	for _, r := range s.routes() {
 		h := r.handler
 		if r.auth {

@@ -313,8 +313,8 @@ func TestRolesOverHTTP(t *testing.T) {
 		s.fail(key, "POST", "/api/v1/org/acme/workspaces", apiv1.CreateWorkspaceRequest{Name: "mine"}, 403, "forbidden",
 			"creating a workspace needs the admin or owner role; this key acts as member")
 		s.fail(key, "POST", "/api/v1/org/acme/keys", apiv1.CreateKeyRequest{Name: "x", ProjectID: acme.Project.ID}, 403, "forbidden",
-			"making an API key needs the admin or owner role; this key acts as member")
-		s.fail(key, "DELETE", "/api/v1/org/acme/keys/"+pk.Key.ID, nil, 403, "forbidden", "revoking an API key needs the admin or owner role")
+			"making a key of project "+acme.Project.ID+" needs the admin or owner role; this key acts as member")
+		s.fail(key, "DELETE", "/api/v1/org/acme/keys/"+pk.Key.ID, nil, 403, "forbidden", "revoking a key of project "+acme.Project.ID+" needs the admin or owner role")
 	}
 	s.fail(member, "POST", "/api/v1/org/acme/ws/default/members", apiv1.AddMemberRequest{Email: "cy@example.com"}, 403, "forbidden",
 		"adding a member needs the admin or owner role in workspace default; this key acts as member there")
@@ -326,19 +326,19 @@ func TestRolesOverHTTP(t *testing.T) {
 	// Admins manage their workspaces, never above their role.
 	s.call(admin, "POST", "/api/v1/org/acme/ws/default/projects", apiv1.CreateProjectRequest{Name: "evals"}, 201, nil)
 	s.fail(admin, "POST", "/api/v1/org/acme/ws/research/projects", apiv1.CreateProjectRequest{Name: "x"}, 403, "forbidden",
-		"creating a project needs the admin or owner role in workspace research; this key acts for a user who is not a member of it")
+		"creating a project needs the admin or owner role in workspace research; this key does not reach it")
 	s.fail(admin, "POST", "/api/v1/org/acme/ws/default/members", apiv1.AddMemberRequest{Email: "cy@example.com", Role: "owner"}, 403, "forbidden",
 		"adding a member as owner needs the owner role; this key acts as admin")
 	s.call(admin, "POST", "/api/v1/org/acme/ws/default/members", apiv1.AddMemberRequest{Email: "cy@example.com", Role: "admin"}, 201, nil)
 	s.fail(admin, "POST", "/api/v1/org/acme/keys", apiv1.CreateKeyRequest{Name: "x"}, 403, "forbidden",
-		"making an org-wide key (one that acts as an owner) needs the owner role; this key acts as admin")
+		"making an org-wide key (it acts as an owner of the whole org) needs the owner role; this key acts as admin")
 	s.fail(admin, "POST", "/api/v1/org/acme/keys", apiv1.CreateKeyRequest{Name: "x", User: "olga@example.com"}, 403, "forbidden",
-		"making a key for a member who is owner needs the owner role")
+		"making a member's key (it acts as an owner of the whole org) needs the owner role")
 	var keys apiv1.APIKeyList
 	s.call(owner, "GET", "/api/v1/org/acme/keys", nil, 200, &keys)
 	for _, k := range keys.Items {
 		if k.Scope == "org" {
-			s.fail(admin, "DELETE", "/api/v1/org/acme/keys/"+k.ID, nil, 403, "forbidden", "revoking an org-wide key needs the owner role")
+			s.fail(admin, "DELETE", "/api/v1/org/acme/keys/"+k.ID, nil, 403, "forbidden", "revoking an org-wide key (it acts as an owner of the whole org) needs the owner role")
 		}
 	}
 	var bobs apiv1.CreatedKey

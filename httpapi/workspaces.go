@@ -4,11 +4,14 @@ import (
 	"net/http"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/apiv1"
 )
 
-// An org's workspaces and their projects. Everyone in the org reads them;
-// owners and admins make them.
+// An org's workspaces and their projects. Each key lists the workspaces it
+// reaches (a member's key its user's, a project's key its project's) and
+// their projects (a project's key only its own); owners and admins make
+// them.
 
 func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
@@ -18,7 +21,8 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, next, err := s.store.Workspaces(r.Context(), caller(r).Org.ID, p)
+	c := caller(r)
+	list, next, err := s.store.Workspaces(r.Context(), c.Org.ID, c.Reach(), p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -37,7 +41,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 	if !s.body(w, r, &body) {
 		return
 	}
-	if err := need(c, sbx.RoleAdmin, "creating a workspace"); err != nil {
+	if err := authz.Need(c, sbx.RoleAdmin, "creating a workspace"); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -67,10 +71,7 @@ func (s *Server) workspace(w http.ResponseWriter, r *http.Request) (sbx.Workspac
 // (what names the action) and answers the role it acts with there; on
 // failure it has answered.
 func (s *Server) roleIn(w http.ResponseWriter, r *http.Request, ws sbx.Workspace, min sbx.Role, what string) (sbx.Role, bool) {
-	role, err := s.workspaceRole(r.Context(), caller(r), ws.ID)
-	if err == nil {
-		err = needIn(role, min, what, ws.Name)
-	}
+	role, err := s.policy.In(r.Context(), caller(r), ws, min, what)
 	if err != nil {
 		s.error(w, r, err)
 		return role, false
@@ -87,7 +88,10 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, next, err := s.store.WorkspaceProjects(r.Context(), ws.OrgID, ws.ID, p)
+	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "listing projects"); !ok {
+		return
+	}
+	list, next, err := s.store.WorkspaceProjects(r.Context(), ws.OrgID, ws.ID, caller(r).Reach(), p)
 	if err != nil {
 		s.error(w, r, err)
 		return

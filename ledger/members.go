@@ -235,6 +235,29 @@ func (s *Store) Members(ctx context.Context, orgID, workspaceID string, p Page) 
 	return out, next, nil
 }
 
+// Memberships lists a user's memberships of an org's workspaces, with their
+// workspaces' names, oldest first.
+func (s *Store) Memberships(ctx context.Context, orgID, userID string) ([]sbx.Member, error) {
+	rows, err := s.read().query(ctx, `SELECT m.workspace_id, w.name, m.role, m.created_at FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE m.org_id = ? AND m.user_id = ? ORDER BY m.created_at, m.workspace_id`, orgID, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []sbx.Member
+	for rows.Next() {
+		m := sbx.Member{OrgID: orgID, User: sbx.User{ID: userID}}
+		var role string
+		var created int64
+		if err := rows.Scan(&m.WorkspaceID, &m.WorkspaceName, &role, &created); err != nil {
+			return nil, err
+		}
+		m.Role, m.CreatedAt = sbx.Role(role), time.UnixMicro(created).UTC()
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
 // MemberRole is a user's role in one workspace; "" when not a member.
 func (s *Store) MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error) {
 	var role string

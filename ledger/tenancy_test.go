@@ -103,7 +103,7 @@ func orgsWorkspacesProjects(t *testing.T, dsn string) {
 	var names []string
 	cursor := ""
 	for {
-		page, next, err := s.WorkspaceProjects(ctx, made.Org.ID, ws.ID, ledger.Page{Limit: 2, Cursor: cursor})
+		page, next, err := s.WorkspaceProjects(ctx, made.Org.ID, ws.ID, sbx.Reach{}, ledger.Page{Limit: 2, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func orgsWorkspacesProjects(t *testing.T, dsn string) {
 	if got := strings.Join(names[:2], ","); len(names) != 5 || got != "default,evals" {
 		t.Fatalf("projects of research by page: %v", names)
 	}
-	list, next, err := s.Workspaces(ctx, made.Org.ID, ledger.Page{})
+	list, next, err := s.Workspaces(ctx, made.Org.ID, sbx.Reach{}, ledger.Page{})
 	if err != nil || next != "" || len(list) != 2 || list[0].Name != "default" || list[1].Name != "research" {
 		t.Fatalf("workspaces: %+v %q %v", list, next, err)
 	}

@@ -67,14 +67,16 @@ func insertProject(ctx context.Context, tx db, ws sbx.Workspace, name string, no
 	return p, rt, err
 }
 
-// Workspaces returns a page of an org's workspaces, oldest first.
-func (s *Store) Workspaces(ctx context.Context, orgID string, p Page) ([]sbx.Workspace, string, error) {
+// Workspaces returns a page of the workspaces of an org within reach,
+// oldest first.
+func (s *Store) Workspaces(ctx context.Context, orgID string, reach sbx.Reach, p Page) ([]sbx.Workspace, string, error) {
 	where, args, err := p.after("created_at", "id")
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.read().query(ctx, `SELECT id, name, created_at FROM workspaces WHERE org_id = ? AND `+where+`
-		ORDER BY created_at, id LIMIT ?`, append(append([]any{orgID}, args...), p.limit()+1)...)
+	within, withinArgs := reachClause(reach, "id", "")
+	rows, err := s.read().query(ctx, `SELECT id, name, created_at FROM workspaces WHERE org_id = ? AND `+within+where+`
+		ORDER BY created_at, id LIMIT ?`, append(append(append([]any{orgID}, withinArgs...), args...), p.limit()+1)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -94,6 +96,39 @@ func (s *Store) Workspaces(ctx context.Context, orgID string, p Page) ([]sbx.Wor
 	}
 	out, next := page(out, p, func(w sbx.Workspace) (time.Time, string) { return w.CreatedAt, w.ID })
 	return out, next, nil
+}
+
+// reachClause is the condition (each ending in " AND ") that keeps rows
+// within reach, given the column holding a row's workspace and, for rows
+// that are projects, the one holding its project ("": the row's workspace
+// is the project's).
+func reachClause(reach sbx.Reach, workspaceCol, projectCol string) (string, []any) {
+	var where string
+	var args []any
+	if reach.UserID != "" {
+		where, args = workspaceCol+" IN (SELECT workspace_id FROM memberships WHERE user_id = ?) AND ", append(args, reach.UserID)
+	}
+	switch {
+	case reach.ProjectID == "":
+	case projectCol != "":
+		where, args = where+projectCol+" = ? AND ", append(args, reach.ProjectID)
+	default:
+		where, args = where+workspaceCol+" IN (SELECT workspace_id FROM projects WHERE id = ?) AND ", append(args, reach.ProjectID)
+	}
+	return where, args
+}
+
+// GetProject finds a project of an org by its ID.
+func (s *Store) GetProject(ctx context.Context, orgID, id string) (sbx.Project, error) {
+	p := sbx.Project{OrgID: orgID}
+	var created int64
+	err := s.read().row(ctx, `SELECT p.id, p.workspace_id, p.name, p.created_at, r.id FROM projects p JOIN runtimes r ON r.project_id = p.id
+		WHERE p.org_id = ? AND p.id = ?`, orgID, id).Scan(&p.ID, &p.WorkspaceID, &p.Name, &created, &p.RuntimeID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, sbx.Errorf(sbx.ENotFound, "project %s not found", id)
+	}
+	p.CreatedAt = time.UnixMicro(created).UTC()
+	return p, err
 }
 
 // GetWorkspace finds a workspace of an org by its ID or its name.
@@ -131,16 +166,17 @@ func (s *Store) CreateProject(ctx context.Context, orgID, workspaceID, name stri
 	return p, rt, err
 }
 
-// WorkspaceProjects returns a page of a workspace's projects, oldest first,
-// each with its runtime's ID.
-func (s *Store) WorkspaceProjects(ctx context.Context, orgID, workspaceID string, p Page) ([]sbx.Project, string, error) {
+// WorkspaceProjects returns a page of a workspace's projects within reach,
+// oldest first, each with its runtime's ID.
+func (s *Store) WorkspaceProjects(ctx context.Context, orgID, workspaceID string, reach sbx.Reach, p Page) ([]sbx.Project, string, error) {
 	where, args, err := p.after("p.created_at", "p.id")
 	if err != nil {
 		return nil, "", err
 	}
+	within, withinArgs := reachClause(reach, "p.workspace_id", "p.id")
 	rows, err := s.read().query(ctx, `SELECT p.id, p.name, p.created_at, r.id FROM projects p JOIN runtimes r ON r.project_id = p.id
-		WHERE p.org_id = ? AND p.workspace_id = ? AND `+where+` ORDER BY p.created_at, p.id LIMIT ?`,
-		append(append([]any{orgID, workspaceID}, args...), p.limit()+1)...)
+		WHERE p.org_id = ? AND p.workspace_id = ? AND `+within+where+` ORDER BY p.created_at, p.id LIMIT ?`,
+		append(append(append([]any{orgID, workspaceID}, withinArgs...), args...), p.limit()+1)...)
 	if err != nil {
 		return nil, "", err
 	}
