@@ -11,20 +11,22 @@ type Code string
 
 // The error codes.
 const (
-	EInvalid      Code = "invalid"              // bad input: 400
-	EUnauthorized Code = "unauthorized"         // no or bad credentials: 401
-	EForbidden    Code = "forbidden"            // credentials lack the right: 403
-	EKYCRequired  Code = "kyc_required"         // the org or user must be verified first: 403
-	EPlanLimit    Code = "plan_limit_exceeded"  // the org's plan does not allow it: 403
-	ENoCredits    Code = "insufficient_credits" // the org's balance is empty: 402
-	ENotFound     Code = "not_found"            // no such thing visible to the caller: 404
-	ENoStorage    Code = "insufficient_storage" // the host's disk has no room for it: 507
-	EConflict     Code = "conflict"             // the current state forbids it: 409
-	EUnsupported  Code = "not_supported"        // the provider cannot do it: 501
-	EProvider     Code = "provider_error"       // the provider failed the operation: 502
-	EUnavailable  Code = "unavailable"          // a dependency is missing or down: 503
-	ETimeout      Code = "timeout"              // a bounded wait ran out: 504
-	EInternal     Code = "internal"             // a bug or an unexpected failure: 500
+	EInvalid          Code = "invalid"                // bad input: 400
+	EUnsupportedMedia Code = "unsupported_media_type" // a body of a type the route does not take: 415
+	EUnauthorized     Code = "unauthorized"           // no or bad credentials: 401
+	EForbidden        Code = "forbidden"              // credentials lack the right: 403
+	EKYCRequired      Code = "kyc_required"           // the org or user must be verified first: 403
+	EPlanLimit        Code = "plan_limit_exceeded"    // the org's plan does not allow it: 403
+	ENoCredits        Code = "insufficient_credits"   // the org's balance is empty: 402
+	EMethodNotAllowed Code = "method_not_allowed"     // the route takes other methods: 405
+	ENotFound         Code = "not_found"              // no such thing visible to the caller: 404
+	ENoStorage        Code = "insufficient_storage"   // the host's disk has no room for it: 507
+	EConflict         Code = "conflict"               // the current state forbids it: 409
+	EUnsupported      Code = "not_supported"          // the provider cannot do it: 501
+	EProvider         Code = "provider_error"         // the provider failed the operation: 502
+	EUnavailable      Code = "unavailable"            // a dependency is missing or down: 503
+	ETimeout          Code = "timeout"                // a bounded wait ran out: 504
+	EInternal         Code = "internal"               // a bug or an unexpected failure: 500
 )
 
 // Error is an error with a code and a message meant for the user. Err, when

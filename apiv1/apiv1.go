@@ -232,14 +232,15 @@ type EndpointStatus struct {
 // Error is the error envelope of every 4xx and 5xx answer.
 type Error struct {
 	Code   int          `json:"code"`
-	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,conflict,not_supported,provider_error,unavailable,timeout,internal"`
+	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,method_not_allowed,conflict,unsupported_media_type,insufficient_storage,not_supported,provider_error,unavailable,timeout,internal"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
 }
 
 // errorTypes is the Error.Type of each status the API answers with.
 var errorTypes = map[int]string{
-	400: "invalid", 401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict",
+	400: "invalid", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
+	415: "unsupported_media_type", 507: "insufficient_storage",
 	500: "internal", 501: "not_supported", 502: "provider_error", 503: "unavailable", 504: "timeout",
 }
 

@@ -80,7 +80,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
-	data, err := readBody(w, r)
+	data, err := readJSON(w, r)
 	if err != nil {
 		return err
 	}

@@ -4,26 +4,30 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/strictjson"
 )
 
 // statuses is the one table from error code to HTTP status.
 var statuses = map[sbx.Code]int{
-	sbx.EInvalid:      http.StatusBadRequest,
-	sbx.EUnauthorized: http.StatusUnauthorized,
-	sbx.EForbidden:    http.StatusForbidden,
-	sbx.EKYCRequired:  http.StatusForbidden,
-	sbx.EPlanLimit:    http.StatusForbidden,
-	sbx.ENoCredits:    http.StatusPaymentRequired,
-	sbx.ENotFound:     http.StatusNotFound,
-	sbx.EConflict:     http.StatusConflict,
-	sbx.EUnsupported:  http.StatusNotImplemented,
-	sbx.EProvider:     http.StatusBadGateway,
-	sbx.EUnavailable:  http.StatusServiceUnavailable,
-	sbx.ETimeout:      http.StatusGatewayTimeout,
-	sbx.EInternal:     http.StatusInternalServerError,
+	sbx.EInvalid:          http.StatusBadRequest,
+	sbx.EUnsupportedMedia: http.StatusUnsupportedMediaType,
+	sbx.EUnauthorized:     http.StatusUnauthorized,
+	sbx.EForbidden:        http.StatusForbidden,
+	sbx.EKYCRequired:      http.StatusForbidden,
+	sbx.EPlanLimit:        http.StatusForbidden,
+	sbx.ENoCredits:        http.StatusPaymentRequired,
+	sbx.EMethodNotAllowed: http.StatusMethodNotAllowed,
+	sbx.ENotFound:         http.StatusNotFound,
+	sbx.EConflict:         http.StatusConflict,
+	sbx.EUnsupported:      http.StatusNotImplemented,
+	sbx.EProvider:         http.StatusBadGateway,
+	sbx.EUnavailable:      http.StatusServiceUnavailable,
+	sbx.ETimeout:          http.StatusGatewayTimeout,
+	sbx.EInternal:         http.StatusInternalServerError,
 }
 
 // error renders err in the envelope; internal causes are logged, not shown.
@@ -38,12 +42,29 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 	} else {
 		s.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	}
-	body := apiv1.Error{Code: status, Type: string(code), Detail: sbx.ErrorMessage(err), Errors: []apiv1.FieldError{}}
+	body := apiv1.Error{Code: status, Type: string(code), Detail: clip(sbx.ErrorMessage(err)), Errors: []apiv1.FieldError{}}
 	var e *sbx.Error
 	if errors.As(err, &e) {
 		for _, f := range e.Fields {
-			body.Errors = append(body.Errors, apiv1.FieldError{Field: f.Field, Message: f.Message})
+			body.Errors = append(body.Errors, apiv1.FieldError{Field: clip(f.Field), Message: clip(f.Message)})
 		}
 	}
 	writeJSON(w, status, body)
+}
+
+// maxDetail bounds an error's detail and each field message.
+const maxDetail = 1024
+
+// clip bounds what an error echoes of the caller's input, wherever a
+// message quoted it: no word (a run without spaces) longer than
+// strictjson.MaxEcho bytes, no message longer than maxDetail.
+func clip(msg string) string {
+	if len(msg) <= strictjson.MaxEcho {
+		return msg
+	}
+	words := strings.Split(msg, " ")
+	for i, w := range words {
+		words[i] = strictjson.Short(w)
+	}
+	return strictjson.Cut(strings.Join(words, " "), maxDetail)
 }

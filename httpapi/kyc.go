@@ -92,7 +92,7 @@ func (s *Server) kycWebhook(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	data, err := readBody(w, r)
+	data, err := readJSON(w, r)
 	if err != nil {
 		s.error(w, r, err)
 		return

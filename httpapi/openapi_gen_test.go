@@ -353,6 +353,7 @@ var errorText = map[int]string{
 	403: "Refused: the key's role does not allow it (forbidden, naming the role needed), the org or user must be verified first (kyc_required), a plan limit is reached (plan_limit_exceeded, naming the limit, the use and the plan's value), or the sandbox's agent was denied access to the path.",
 	404: "No such sandbox, org, workspace, project, member or key visible to the caller.",
 	409: "The sandbox's state does not allow this; detail names the state.",
+	415: "The request body is not of the type the operation takes (a JSON body needs Content-Type: application/json).",
 	501: "The provider does not support this.",
 	502: "The provider failed the operation; detail says how.",
 	503: "The provider is not available; detail names it.",
@@ -404,6 +405,9 @@ func generate() ([]byte, error) {
 				"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(body))}}}
 		}
 		errs := o.errors
+		if o.body != nil {
+			errs = append(errs[:len(errs):len(errs)], 415)
+		}
 		if !o.open {
 			errs = append(errs[:len(errs):len(errs)], 500)
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) {
-	data, err := readBody(w, r)
+	data, err := readJSON(w, r)
 	if err != nil {
 		s.error(w, r, err)
 		return

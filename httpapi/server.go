@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/authz"
+	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 )
@@ -68,10 +70,27 @@ func New(mgr *lifecycle.Manager, store *ledger.Store, cfg Config, clock sbx.Cloc
 		}
 		s.mux.Handle(r.Method+" "+r.Pattern, h)
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.error(w, r, sbx.Errorf(sbx.ENotFound, "no route for %s %s", r.Method, r.URL.Path))
-	})
+	s.mux.HandleFunc("/", s.noRoute)
 	return s
+}
+
+// noRoute answers a request no route takes: a 405 with Allow when the path
+// has routes for other methods, else a 404.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
+		s.error(w, r, sbx.Errorf(sbx.ENotFound, "no route for %s %s", r.Method, strictjson.Short(r.URL.Path)))
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.error(w, r, sbx.Errorf(sbx.EMethodNotAllowed, "%s %s is not a method of this route; it takes %s", r.Method, strictjson.Short(r.URL.Path), strings.Join(allow, ", ")))
 }
 
 // ServeHTTP logs each request and dispatches it.

@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/authz"
 )
 
 // An org's workspaces and their projects. Each key lists the workspaces it

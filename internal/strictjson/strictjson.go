@@ -96,6 +96,13 @@ func syntaxError(data []byte) error {
 // and for null where t is a struct.
 func check(data json.RawMessage, t reflect.Type, path string, problems *[]Problem) {
 	if custom(t) {
+		// A type that decodes itself says what is wrong without naming
+		// the field: decode it here, where the field is known.
+		if t.Kind() != reflect.Interface && string(data) != "null" {
+			if err := json.Unmarshal(data, reflect.New(t).Interface()); err != nil {
+				*problems = append(*problems, Problem{Field: path, Message: fmt.Sprintf("%s is not valid: %s", fieldName(path), Short(strings.TrimPrefix(err.Error(), "json: ")))})
+			}
+		}
 		return
 	}
 	switch t.Kind() {
@@ -132,7 +139,7 @@ func check(data json.RawMessage, t reflect.Type, path string, problems *[]Proble
 		for _, k := range slices.Sorted(mapKeys(obj)) {
 			ft, ok := fields[k]
 			if !ok {
-				name := join(path, shorten(k))
+				name := join(path, Short(k))
 				*problems = append(*problems, Problem{Field: name, Message: fmt.Sprintf("unknown field %s", Quote(join(path, k))), Unknown: true})
 				continue
 			}
@@ -240,7 +247,7 @@ func decodeError(err error) error {
 	case errors.As(err, &typeErr):
 		value := typeErr.Value
 		if num, ok := strings.CutPrefix(value, "number "); ok {
-			value = "the number " + shorten(num)
+			value = "the number " + Short(num)
 		} else {
 			value = "a" + article(value) + " " + value
 		}
@@ -249,11 +256,11 @@ func decodeError(err error) error {
 		}
 		return fail(typeErr.Field, "field %s must be %s, not %s", Quote(typeErr.Field), typeName(typeErr.Type), value)
 	case errors.As(err, &syntaxErr):
-		return fail("", "the request body is not valid JSON at byte %d: %s", syntaxErr.Offset, shorten(strings.TrimPrefix(syntaxErr.Error(), "json: ")))
+		return fail("", "the request body is not valid JSON at byte %d: %s", syntaxErr.Offset, Short(strings.TrimPrefix(syntaxErr.Error(), "json: ")))
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return fail("", "the request body is not valid JSON: it ends too early")
 	}
-	return fail("", "the request body is not valid JSON: %s", shorten(strings.TrimPrefix(err.Error(), "json: ")))
+	return fail("", "the request body is not valid JSON: %s", Short(strings.TrimPrefix(err.Error(), "json: ")))
 }
 
 func article(word string) string {
@@ -283,13 +290,17 @@ func typeName(t reflect.Type) string {
 	return t.String()
 }
 
-// shorten cuts s to at most MaxEcho bytes (on a rune boundary), marking a
+// Short cuts s to at most MaxEcho bytes (on a rune boundary), marking a
 // cut with "…".
-func shorten(s string) string {
-	if len(s) <= MaxEcho {
+func Short(s string) string { return Cut(s, MaxEcho) }
+
+// Cut cuts s to at most n bytes (on a rune boundary), marking a cut with
+// "…".
+func Cut(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := MaxEcho
+	cut := n
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
@@ -302,5 +313,5 @@ func Quote(s string) string {
 	if len(s) <= MaxEcho {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(shorten(s)[:len(shorten(s))-len("…")]) + "…"
+	return strconv.Quote(Short(s)[:len(Short(s))-len("…")]) + "…"
 }
