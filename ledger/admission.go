@@ -43,14 +43,25 @@ func (s *Store) PlanUse(ctx context.Context, orgID string) (PlanUse, error) {
 	return planUse(ctx, s.read(), orgID, "")
 }
 
+// ProviderUse sums what the sandboxes of every org on one provider hold, as
+// PlanUse does for one org: the load of a host, for the operator's summary.
+func (s *Store) ProviderUse(ctx context.Context, provider string) (PlanUse, error) {
+	return sumUse(ctx, s.read(), `provider = ?`, provider)
+}
+
 func planUse(ctx context.Context, q db, orgID, except string) (PlanUse, error) {
+	return sumUse(ctx, q, `org_id = ? AND id <> ?`, orgID, except)
+}
+
+// sumUse sums what the sandboxes matching where hold.
+func sumUse(ctx context.Context, q db, where string, args ...any) (PlanUse, error) {
 	var u PlanUse
 	err := q.row(ctx, `SELECT count(CASE WHEN `+holding+` THEN 1 END),
 		CAST(coalesce(sum(CASE WHEN `+holding+` THEN milli_cpu ELSE 0 END), 0) AS BIGINT),
 		CAST(coalesce(sum(CASE WHEN `+holding+` THEN memory_mb ELSE 0 END), 0) AS BIGINT),
 		CAST(coalesce(sum(CASE WHEN `+holding+` THEN gpu_count * gpu_fraction ELSE 0 END), 0) AS BIGINT),
 		CAST(coalesce(sum(disk_mb), 0) AS BIGINT)
-		FROM sandboxes WHERE org_id = ? AND id <> ? AND `+holdingDisk, orgID, except).
+		FROM sandboxes WHERE `+where+` AND `+holdingDisk, args...).
 		Scan(&u.Sandboxes, &u.MilliCPU, &u.MemoryMB, &u.GPUPercent, &u.DiskMB)
 	return u, err
 }

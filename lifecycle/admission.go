@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -8,9 +9,11 @@ import (
 )
 
 // Admission of a create or a timeout by who asks: the KYC gate and the
-// plan's longest timeout. The plan's compute limits, which concurrent
-// requests could race past, are checked by the ledger in the transaction
-// that records the compute (ledger/admission.go).
+// plan's longest timeout. The plan's compute and disk limits, which
+// concurrent requests could race past, are checked by the ledger in the
+// transaction that records the compute (ledger/admission.go). What the host
+// has room for is the provider's to say: its Admit at create, its
+// AdmitResume at resume (the local provider's disk reserve).
 
 // admit refuses a create the caller may not make and gives a create that
 // names no timeout the server's default, cut to the plan's longest.
@@ -64,6 +67,19 @@ func planTimeout(c sbx.Caller, field string, d time.Duration) error {
 	if max := c.Org.Plan.MaxTimeout; max > 0 && d > max {
 		return sbx.Errorf(sbx.EPlanLimit, "plan limit: a sandbox's %s may be at most %d seconds (asked for %d); ask for less, or ask the operator for a larger plan",
 			field, int64(max/time.Second), int64((d+time.Second-1)/time.Second))
+	}
+	return nil
+}
+
+// admitResume asks sb's provider, when it admits resumes, whether its host
+// has room for sb to run again.
+func (m *Manager) admitResume(ctx context.Context, sb sbx.Sandbox) error {
+	p, err := m.provider(sb.Provider)
+	if err != nil {
+		return nil // the resume itself answers for a missing provider
+	}
+	if a, ok := p.(sbx.ResumeAdmitter); ok && !sb.Handle.IsZero() {
+		return a.AdmitResume(ctx, sb.Handle)
 	}
 	return nil
 }

@@ -89,3 +89,24 @@ func (m *Manager) Usage(ctx context.Context, c sbx.Caller) (map[string]*ledger.U
 	}
 	return mine, nil
 }
+
+// Disk reports the disk of the default provider's host, when the provider
+// keeps its sandboxes on one (sbx.DiskReporter); ok is false otherwise.
+func (m *Manager) Disk(ctx context.Context) (d sbx.Disk, ok bool, err error) {
+	p, found := m.providers[m.cfg.DefaultProvider]
+	r, reports := p.(sbx.DiskReporter)
+	if !found || !reports {
+		return sbx.Disk{}, false, nil
+	}
+	d, err = r.Disk(ctx)
+	if err != nil {
+		return d, false, sbx.Errorf(sbx.EProvider, "provider %s could not measure its disk: %s", p.Name(), providerMessage(err))
+	}
+	return d, true, nil
+}
+
+// HostUse sums what the sandboxes of every org on the default provider hold:
+// the load of this host, for comparison with its capacity.
+func (m *Manager) HostUse(ctx context.Context) (ledger.PlanUse, error) {
+	return m.store.ProviderUse(ctx, m.cfg.DefaultProvider)
+}

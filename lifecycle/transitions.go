@@ -177,7 +177,10 @@ func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration) 
 	return m.run(ctx, id, step{
 		verb: "resume", from: []sbx.State{sbx.StatePaused}, intent: sbx.IntentResuming, begin: "resuming", done: "resumed",
 		check: func(sb *sbx.Sandbox) error {
-			return m.checkFunded(ctx, sb.OrgID, "resume sandbox "+sb.ProviderSandboxID)
+			if err := m.checkFunded(ctx, sb.OrgID, "resume sandbox "+sb.ProviderSandboxID); err != nil {
+				return err
+			}
+			return m.admitResume(ctx, *sb)
 		},
 		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			return p.Resume(ctx, sb.Handle)

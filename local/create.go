@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -20,7 +21,7 @@ func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 		return sbx.Errorf(sbx.EInvalid, "%s", err.Error())
 	}
 	if spec.Resources.GPU == nil {
-		return nil
+		return p.admitCreate(spec)
 	}
 	if p.runc() {
 		return sbx.Errorf(sbx.EUnsupported, "this host runs sandboxes with runc, which cannot share GPUs: GPU sandboxes need the runsc engine (gVisor's nvproxy)")
@@ -30,7 +31,12 @@ func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 		return err
 	}
 	p.cfg.GPUs.Release(owner)
-	return nil
+	return p.admitCreate(spec)
+}
+
+// admitCreate admits the sandbox's writable layer on the host's disk (disk.go).
+func (p *Provider) admitCreate(spec sbx.Spec) error {
+	return p.admitDisk(spec.ProviderSandboxID, cmp.Or(spec.Resources.DiskMB, p.cfg.DiskMB)<<20, true, "create the sandbox")
 }
 
 // Create implements sbx.Provider: directory and record, network, GPU shares,
@@ -49,6 +55,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 		return sbx.Instance{}, sbx.Errorf(sbx.EInvalid, "%s", err.Error())
 	}
 	defer p.begin(id)()
+	defer p.dropPending(id) // from here on the record counts
 	if err := p.claim(id); err != nil {
 		return sbx.Instance{}, err
 	}
@@ -60,9 +67,10 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 		}
 	}()
 	m := meta{SandboxID: spec.SandboxID, ProviderID: id, Template: tmpl.Name, TemplateVersion: tmpl.Version, Engine: p.cfg.Engine,
-		State: stateCreating, MemoryMB: spec.Resources.MemoryMB, GPU: spec.Resources.GPU, Created: time.Now().UTC()}
+		State: stateCreating, MemoryMB: spec.Resources.MemoryMB, DiskMB: cmp.Or(spec.Resources.DiskMB, p.cfg.DiskMB),
+		GPU: spec.Resources.GPU, Created: time.Now().UTC()}
 	if !p.runc() {
-		m.Flags = []string{fmt.Sprintf("--overlay2=root:dir=%s,size=%dm", dir, p.cfg.DiskMB)}
+		m.Flags = []string{fmt.Sprintf("--overlay2=root:dir=%s,size=%dm", dir, m.DiskMB)}
 	}
 	if err := p.writeMeta(m); err != nil { // first, so that a crash from here on leaves a record to clean up
 		return sbx.Instance{}, err

@@ -42,7 +42,7 @@ type Config struct {
 	Network    *network.Manager // each sandbox's network; nil runs sandboxes without one
 	Egress     network.Policy   // the egress policy of new sandboxes
 	GPUs       *gpu.Placer      // nil: this host offers no GPUs
-	DiskMB     int64            // the cap of a sandbox's writable layer; default 10 GiB
+	DiskMB     int64            // the cap of a sandbox's writable layer when its spec names none; default 10 GiB
 	WatchEvery time.Duration    // how often Watch looks for sandboxes that died; default 1 s
 	// Agent is the sbx binary whose `sbx agent` is every sandbox's first
 	// process, serving commands, files and PTYs on apiv1.AgentPort. Only the
@@ -54,6 +54,10 @@ type Config struct {
 	// CgroupParent holds every sandbox's cgroup, in each hierarchy; default
 	// "sbx". Whatever is under it belongs to this provider.
 	CgroupParent string
+	// DiskReserve is what creates and resumes leave free on the data dir's
+	// filesystem once every live sandbox has written its layer to its cap
+	// (disk.go); zero: nothing beyond those caps.
+	DiskReserve Reserve
 }
 
 // Provider runs sandboxes with runsc.
@@ -63,6 +67,9 @@ type Provider struct {
 	agent  string     // the installed copy of Config.Agent
 	ops    sync.Map   // provider ID → *sync.Mutex, held by each operation on that sandbox
 	claims sync.Mutex // held while a new sandbox's ID is checked and claimed
+
+	diskMu  sync.Mutex             // held while the disk is measured and a share admitted
+	pending map[string]pendingDisk // provider ID → a share admitted, not yet held by a recorded sandbox
 }
 
 // New returns the provider, creating its directories.
@@ -95,7 +102,7 @@ func New(cfg Config) (*Provider, error) {
 	default:
 		return nil, fmt.Errorf("engine %q is not one the local provider runs (runsc or runc)", cfg.Engine)
 	}
-	p := &Provider{cfg: cfg, rs: rs}
+	p := &Provider{cfg: cfg, rs: rs, pending: map[string]pendingDisk{}}
 	for _, d := range []string{p.rs.Root, p.sandboxesDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
@@ -166,6 +173,7 @@ type meta struct {
 	Flags           []string        `json:"flags"` // the per-sandbox runsc flags, reused by checkpoint and restore
 	State           string          `json:"state"`
 	MemoryMB        int64           `json:"memory_mb"`
+	DiskMB          int64           `json:"disk_mb,omitempty"` // the writable layer's cap; 0 in records from before sandboxes had sizes
 	GPU             *sbx.GPURequest `json:"gpu,omitempty"`
 	GPUPlacement    *gpu.Placement  `json:"gpu_placement,omitempty"` // while it holds GPU shares
 	Created         time.Time       `json:"created"`

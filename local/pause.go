@@ -65,6 +65,7 @@ func (p *Provider) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error)
 		return sbx.Handle{}, err
 	}
 	defer end()
+	defer p.dropPending(m.ProviderID) // the share AdmitResume held: from here on the record counts
 	if m.State == statePaused {
 		if _, err := p.rs.Run(ctx, nil, "resume", m.ProviderID); err != nil {
 			return sbx.Handle{}, err
