@@ -11,7 +11,6 @@ package agent
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -26,8 +25,9 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 )
 
-// TokenEnv is the environment variable that hands `sbx agent` its access
-// token; the agent removes it from its environment, so commands never see it.
+// TokenEnv is a reserved environment variable name, once the way the agent
+// got its token (now ReadToken); it is kept out of every command's
+// environment all the same.
 const TokenEnv = sbx.AccessTokenEnv
 
 // minTokenLen is the shortest access token the agent accepts.
@@ -37,6 +37,7 @@ const minTokenLen = 32
 type Config struct {
 	Token   string       // required: the access token every request but /health must carry in apiv1.AccessTokenHeader
 	Workdir string       // default /workspace: default cwd, and base of relative paths
+	User    string       // the user commands, PTYs and new files belong to unless a request names one; default the agent's own
 	Start   string       // optional start command (run like a background command with tag "start")
 	Env     []string     // default os.Environ(): the environment commands start from
 	Log     *slog.Logger // default discard
@@ -51,6 +52,7 @@ const StartTag = "start"
 // Agent serves the agent API. Make one with New; Close ends what it started.
 type Agent struct {
 	workdir string
+	user    string   // the default user: Config.User
 	env     []string // the base of every command's environment, less the token
 	log     *slog.Logger
 	token   atomic.Pointer[[sha256.Size]byte] // the access token's hash
@@ -77,8 +79,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}
-	a := &Agent{workdir: cfg.Workdir, env: cfg.Env, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{}}
+	a := &Agent{workdir: cfg.Workdir, user: cfg.User, env: cfg.Env, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{}}
 	a.setToken(cfg.Token)
+	if _, err := a.lookupAccount(""); err != nil {
+		a.log.Warn("the default user is not one of the sandbox's users: commands that name no user fail", "user", a.user, "err", err)
+	}
 	if err := os.MkdirAll(a.workdir, 0o755); err != nil {
 		a.log.Warn("no working directory", "workdir", a.workdir, "err", err)
 	}
@@ -163,31 +168,6 @@ func (a *Agent) authenticate(next http.Handler) http.Handler {
 		e := apiError(http.StatusUnauthorized, "a missing or wrong access token in %s", apiv1.AccessTokenHeader)
 		writeJSON(w, e.Code, e)
 	})
-}
-
-// tokenMatches compares in constant time: hashing both sides first hides
-// the token's length too.
-func (a *Agent) tokenMatches(got string) bool {
-	sum := sha256.Sum256([]byte(got))
-	return got != "" && subtle.ConstantTimeCompare(sum[:], a.token.Load()[:]) == 1
-}
-
-func (a *Agent) setToken(token string) {
-	sum := sha256.Sum256([]byte(token))
-	a.token.Store(&sum)
-}
-
-func (a *Agent) rotateToken(w http.ResponseWriter, r *http.Request) error {
-	var req apiv1.TokenRequest
-	if err := decodeJSON(r, &req); err != nil {
-		return err
-	}
-	if len(req.Token) < minTokenLen {
-		return invalid("the token must be at least %d characters", minTokenLen)
-	}
-	a.setToken(req.Token)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
 }
 
 // health answers /health and /ready alike: the agent serves once New has

@@ -42,17 +42,20 @@ func TestToken(t *testing.T) {
 		t.Errorf("ready: %+v", health)
 	}
 
-	e.fail(http.MethodPost, "/token", apiv1.TokenRequest{Token: "short"}, http.StatusBadRequest)
-	e.fail(http.MethodPost, "/token", map[string]string{"tokn": token}, http.StatusBadRequest)
+	// Only serve rotates the token, from outside the sandbox: a request from
+	// the agent's own machine (here loopback) is refused with the right
+	// token too. (Rotation from serve is tested end to end, in e2e.)
 	rotated := strings.Repeat("r", 40)
-	e.call(http.MethodPost, "/token", apiv1.TokenRequest{Token: rotated}, http.StatusNoContent, nil)
-	if code, _ := get("/commands", token); code != http.StatusUnauthorized {
-		t.Errorf("the old token still works: %d", code)
+	if env := e.fail(http.MethodPost, "/token", apiv1.TokenRequest{Token: rotated}, http.StatusForbidden); !strings.Contains(env.Detail, "sbx serve only") {
+		t.Errorf("rotation from inside: %+v", env)
 	}
-	if code, _ := get("/commands", rotated); code != http.StatusOK {
-		t.Errorf("the new token fails: %d", code)
+	if code, _ := get("/commands", rotated); code != http.StatusUnauthorized {
+		t.Errorf("the token from inside works: %d", code)
 	}
-	if code, env := get("/nowhere", rotated); code != http.StatusNotFound || env.Type != "not_found" {
+	if code, _ := get("/commands", token); code != http.StatusOK {
+		t.Errorf("the token fails after a refused rotation: %d", code)
+	}
+	if code, env := get("/nowhere", token); code != http.StatusNotFound || env.Type != "not_found" {
 		t.Errorf("unknown route: %d %+v", code, env)
 	}
 }

@@ -80,13 +80,17 @@ func (a *Agent) makeDir(w http.ResponseWriter, r *http.Request) error {
 		return invalid("the body needs a path")
 	}
 	path := a.resolve(req.Path)
+	acct, err := a.lookupAccount(r.URL.Query().Get("user"))
+	if err != nil {
+		return err
+	}
 	status := http.StatusCreated
 	if fi, err := os.Stat(path); err == nil {
 		if !fi.IsDir() {
 			return conflict("%s: already exists and is not a directory", path)
 		}
 		status = http.StatusOK
-	} else if err := os.MkdirAll(path, 0o755); err != nil {
+	} else if err := mkdirAllAs(path, acct); err != nil {
 		return fsError(path, err)
 	}
 	info, err := stat(path)

@@ -3,12 +3,9 @@ package agent
 import (
 	"maps"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 )
 
 // defaultPath is PATH for commands when the agent's environment has none.
@@ -25,47 +22,6 @@ func (a *Agent) workingDir(cwd string) (string, error) {
 		return "", invalid("cwd %s: not a directory", dir)
 	}
 	return dir, nil
-}
-
-// account is the user a command runs as.
-type account struct {
-	name, home string
-	cred       *syscall.Credential // nil: the agent's own user
-}
-
-// lookupAccount finds a user by name or UID in /etc/passwd (os/user reads it
-// without cgo); the empty name is the agent's own user, root in a sandbox.
-func lookupAccount(name string) (*account, error) {
-	var u *user.User
-	var err error
-	switch _, numeric := strconv.ParseUint(name, 10, 32); {
-	case name == "":
-		u, err = user.Current()
-	case numeric == nil:
-		u, err = user.LookupId(name)
-	default:
-		u, err = user.Lookup(name)
-	}
-	if err != nil {
-		return nil, invalid("user %q: %v", name, err)
-	}
-	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-	if err1 != nil || err2 != nil {
-		return nil, invalid("user %q has a UID or GID that is not a number", name)
-	}
-	acct := &account{name: u.Username, home: u.HomeDir}
-	if int(uid) == os.Getuid() && int(gid) == os.Getgid() {
-		return acct, nil
-	}
-	acct.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-	groups, _ := u.GroupIds() // none listed: the primary group only
-	for _, g := range groups {
-		if n, err := strconv.ParseUint(g, 10, 32); err == nil {
-			acct.cred.Groups = append(acct.cred.Groups, uint32(n))
-		}
-	}
-	return acct, nil
 }
 
 // childEnv is a command's environment: the agent's (less its token), the

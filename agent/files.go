@@ -69,7 +69,11 @@ func (a *Agent) writeFile(w http.ResponseWriter, r *http.Request) error {
 		}
 		mode = fs.FileMode(v)
 	}
-	info, err := writeStream(path, r.Body, mode)
+	acct, err := a.lookupAccount(r.URL.Query().Get("user"))
+	if err != nil {
+		return err
+	}
+	info, err := writeStream(path, r.Body, mode, acct)
 	if err != nil {
 		return err
 	}
@@ -83,6 +87,10 @@ func (a *Agent) writeFile(w http.ResponseWriter, r *http.Request) error {
 // before it written.
 func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 	dir, err := a.pathParam(r)
+	if err != nil {
+		return err
+	}
+	acct, err := a.lookupAccount(r.URL.Query().Get("user"))
 	if err != nil {
 		return err
 	}
@@ -109,7 +117,7 @@ func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 		if !filepath.IsLocal(clean) {
 			return invalid("filename %q leaves %s", name, dir)
 		}
-		info, err := writeStream(filepath.Join(dir, clean), part, 0)
+		info, err := writeStream(filepath.Join(dir, clean), part, 0, acct)
 		if err != nil {
 			return err
 		}
@@ -122,8 +130,9 @@ func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 // writeStream writes body to path through a temporary file in the same
 // directory, renamed over path once all of it is there: a failed upload
 // leaves nothing behind. It makes the parents; a file it replaces keeps
-// its owner, and its mode unless perm is given (not 0).
-func writeStream(path string, body io.Reader, perm fs.FileMode) (apiv1.EntryInfo, error) {
+// its owner, and its mode unless perm is given (not 0); a new file and the
+// parents it makes belong to acct.
+func writeStream(path string, body io.Reader, perm fs.FileMode, acct *account) (apiv1.EntryInfo, error) {
 	mode := fs.FileMode(0o644)
 	old, err := os.Stat(path)
 	switch {
@@ -136,7 +145,7 @@ func writeStream(path string, body io.Reader, perm fs.FileMode) (apiv1.EntryInfo
 		mode = perm
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := mkdirAllAs(dir, acct); err != nil {
 		return apiv1.EntryInfo{}, fsError(dir, err)
 	}
 	tmp, err := os.CreateTemp(dir, ".sbx-upload-*")
@@ -156,6 +165,8 @@ func writeStream(path string, body io.Reader, perm fs.FileMode) (apiv1.EntryInfo
 	}
 	if st, ok := statOf(old); ok {
 		tmp.Chown(int(st.Uid), int(st.Gid)) // best effort: as root it works
+	} else if err := chownNew(tmp.Name(), acct); err != nil {
+		return apiv1.EntryInfo{}, fsError(path, err)
 	}
 	if err := tmp.Close(); err != nil {
 		return apiv1.EntryInfo{}, fsError(path, err)

@@ -60,7 +60,7 @@ func (a *Agent) launch(l launch) (*command, error) {
 	if err != nil {
 		return nil, err
 	}
-	acct, err := lookupAccount(l.user)
+	acct, err := a.lookupAccount(l.user)
 	if err != nil {
 		return nil, err
 	}

@@ -29,15 +29,22 @@ import "time"
 //	POST   /pty/{ref}/resize          PtySize
 //
 //	GET    /files?path=P              the file's bytes, streamed (application/octet-stream)
-//	PUT    /files?path=P[&mode=755]   writes the body to P, streamed, making parents → 200 EntryInfo;
+//	PUT    /files?path=P[&mode=755][&user=U]  writes the body to P, streamed, making parents → 200 EntryInfo;
 //	                                  mode (octal) sets its permissions (default 644, or a replaced file's)
-//	POST   /files?path=DIR            multipart/form-data: each part written to DIR/<its filename> → EntryList
+//	POST   /files?path=DIR[&user=U]   multipart/form-data: each part written to DIR/<its filename> → EntryList
 //	DELETE /files?path=P              removes P, recursively → 204
 //	GET    /files/list?path=P&depth=N EntryList: P's entries to depth N (default 1), sorted by path
 //	GET    /files/stat?path=P         EntryInfo
-//	POST   /files/mkdir               PathRequest → 201 EntryInfo (parents made; an existing directory is 200)
+//	POST   /files/mkdir[?user=U]      PathRequest → 201 EntryInfo (parents made; an existing directory is 200)
 //	POST   /files/move                MoveRequest → 200 EntryInfo of the destination
 //	GET    /files/watch?path=P&recursive=B   streams FileEvents (NDJSON) until the client leaves
+//
+// Commands, PTYs and the files and directories the agent makes belong to
+// the request's user (a user name or UID, NAME[:GROUP]), by default the
+// sandbox's default user: its template's (user, UID 1000, in base and
+// code-interpreter), else root. A replaced file keeps its owner. POST
+// /token is refused (403) from the sandbox's own addresses: only serve
+// rotates the token.
 //
 // Paths are absolute inside the sandbox; a relative one is relative to
 // /workspace. Errors use the Error envelope, with the path and the reason in
@@ -70,7 +77,7 @@ type StartCommandRequest struct {
 	Args       []string          `json:"args,omitempty" doc:"An argv, run directly, found on PATH."`
 	Env        map[string]string `json:"env,omitempty" doc:"Added to the sandbox's environment."`
 	Cwd        string            `json:"cwd,omitempty" doc:"Default /workspace."`
-	User       string            `json:"user,omitempty" doc:"A user name or UID; default root."`
+	User       string            `json:"user,omitempty" doc:"A user name or UID (NAME[:GROUP] or UID[:GID]); default the template's default user (user, UID 1000, in base and code-interpreter), else root."`
 	Tag        string            `json:"tag,omitempty" pattern:"^[A-Za-z0-9._-]{1,64}$" doc:"A name to find the command by; unique among running commands."`
 	Timeout    int64             `json:"timeout,omitempty" minimum:"0" doc:"Seconds after which the command's process group is killed; 0: none."`
 	Stdin      bool              `json:"stdin,omitempty" doc:"Keep stdin open for POST …/stdin; default: stdin is empty."`
@@ -121,7 +128,7 @@ type StartPtyRequest struct {
 	Cmd  string            `json:"cmd,omitempty" doc:"Default: a login shell (bash -l, else sh -l)."`
 	Env  map[string]string `json:"env,omitempty"`
 	Cwd  string            `json:"cwd,omitempty" doc:"Default /workspace."`
-	User string            `json:"user,omitempty" doc:"A user name or UID; default root."`
+	User string            `json:"user,omitempty" doc:"A user name or UID (NAME[:GROUP] or UID[:GID]); default the template's default user (user, UID 1000, in base and code-interpreter), else root."`
 	Tag  string            `json:"tag,omitempty" pattern:"^[A-Za-z0-9._-]{1,64}$"`
 }
 

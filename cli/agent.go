@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/signal"
 	"syscall"
 
@@ -17,7 +16,7 @@ import (
 // it as PID 1 of every sandbox and no one runs it by hand.
 func newAgent(g *globals) *cobra.Command {
 	var cfg agent.Config
-	var port int
+	var port, tokenFD int
 	var logLevel string
 	cmd := &cobra.Command{
 		Use:    "agent",
@@ -29,11 +28,14 @@ func newAgent(g *globals) *cobra.Command {
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return err
 			}
-			cfg.Token = os.Getenv(agent.TokenEnv)
-			if cfg.Token == "" {
-				return errors.New("agent: $" + agent.TokenEnv + " must hold the access token")
+			if tokenFD < 3 {
+				return errors.New("agent: --token-fd must name the descriptor (3 or more) that holds the access token")
 			}
-			os.Unsetenv(agent.TokenEnv) // commands inherit the environment, never the token
+			token, err := agent.ReadToken(tokenFD)
+			if err != nil {
+				return err
+			}
+			cfg.Token = token
 			cfg.Log = slog.New(slog.NewJSONHandler(g.opts.Stderr, &slog.HandlerOptions{Level: level}))
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
@@ -42,6 +44,8 @@ func newAgent(g *globals) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.IntVar(&port, "port", apiv1.AgentPort, "port to serve the agent API on")
+	f.IntVar(&tokenFD, "token-fd", -1, "an open descriptor to read the access token from, to its end (then closed): the token is never in the environment, argv or a file")
+	f.StringVar(&cfg.User, "user", "", "the user commands, PTYs and new files belong to unless a request names another (default: the agent's own)")
 	f.StringVar(&cfg.Workdir, "workdir", agent.DefaultWorkdir, "default working directory, and base of relative paths")
 	f.StringVar(&cfg.Start, "start", "", "a command line to start in the background, tagged "+agent.StartTag)
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")

@@ -19,13 +19,13 @@ import (
 )
 
 // TestAgentCommand runs `sbx agent` in a child process (this test binary)
-// as serve starts it: the token in the environment, a port, a workdir.
+// as serve starts it: the token on descriptor 3, a port, a workdir. An
+// SBX_ACCESS_TOKEN in its environment is neither the token nor passed on.
 func TestAgentCommand(t *testing.T) {
 	if os.Getenv("SBX_TEST_AGENT_COMMAND") == "1" {
-		os.Exit(cli.Main([]string{"agent", "--port", "0", "--workdir", os.Getenv("SBX_TEST_WORKDIR"), "--start", "sleep 1000"}))
+		os.Exit(cli.Main([]string{"agent", "--port", "0", "--workdir", os.Getenv("SBX_TEST_WORKDIR"), "--token-fd", "3", "--start", "sleep 1000"}))
 	}
-	t.Setenv(agent.TokenEnv, "")
-	if code, _, errOut := sbx(t, "agent"); code == 0 || !strings.Contains(errOut, agent.TokenEnv) {
+	if code, _, errOut := sbx(t, "agent"); code == 0 || !strings.Contains(errOut, "--token-fd") {
 		t.Errorf("without a token: exit %d, stderr %q", code, errOut)
 	}
 	if _, out, _ := sbx(t, "--help"); strings.Contains(out, "agent") {
@@ -36,7 +36,15 @@ func TestAgentCommand(t *testing.T) {
 	defer cancel()
 	const token = "cmd-agent-token-0123456789abcdef0123"
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAgentCommand$")
-	cmd.Env = append(testenv.AgentEnv(t), "SBX_TEST_AGENT_COMMAND=1", "SBX_TEST_WORKDIR="+t.TempDir(), agent.TokenEnv+"="+token)
+	cmd.Env = append(testenv.AgentEnv(t), "SBX_TEST_AGENT_COMMAND=1", "SBX_TEST_WORKDIR="+t.TempDir(), agent.TokenEnv+"=not-the-token")
+	tokenR, tokenW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenW.WriteString(token + "\n")
+	tokenW.Close()
+	cmd.ExtraFiles = []*os.File{tokenR} // descriptor 3, as runsc passes it
+
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +52,7 @@ func TestAgentCommand(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	tokenR.Close()
 	defer cmd.Process.Kill()
 	url := "http://" + servingAddr(t, bufio.NewScanner(stderr))
 
@@ -66,6 +75,9 @@ func TestAgentCommand(t *testing.T) {
 	}
 	if code, _ := run("wrong"); code != http.StatusUnauthorized {
 		t.Errorf("a wrong token: %d", code)
+	}
+	if code, _ := run("not-the-token"); code != http.StatusUnauthorized {
+		t.Errorf("the environment's token: %d", code)
 	}
 	if code, out := run(token); code != http.StatusOK || out != "token=\n" {
 		t.Errorf("a command: %d %q, want the token kept from it", code, out)

@@ -85,7 +85,7 @@ func (p *procFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&p.cwd, "cwd", "", "working directory (default /workspace)")
 	f.Var(pairsValue{&p.env}, "env", "environment variable (repeatable)")
-	f.StringVar(&p.user, "user", "", "user name or UID (default root)")
+	f.StringVar(&p.user, "user", "", "user name or UID, or root (default: the template's default user, e.g. user in base)")
 	f.StringVar(&p.tag, "tag", "", "a name to find the process by, unique among running ones")
 }
 

@@ -21,7 +21,11 @@ this host's Debian mirror, or with --from the flattened root of an OCI image
 (credentials from $SBX_REGISTRY_USERNAME and $SBX_REGISTRY_PASSWORD, else the
 Docker config). With --start, the agent starts a command line in the
 background (tagged start) when a sandbox boots from the template; an image's
-CMD is never used. --from-template makes a template from another's current
+CMD is never used. Commands, PTYs and new files in its sandboxes belong to
+its default user unless a request names another: --user, else for a
+Debian build the unprivileged "user" (UID 1000, home /home/user, owning
+/workspace; made in the root), for an image its configured User, else
+root. --from-template makes a template from another's current
 root, shared through hard links, with its own --start: no build at all.
 Old versions stay as they were; new sandboxes use the newest. Progress goes to stderr; the version directory to stdout.`,
 		Args: args("NAME"),
@@ -32,7 +36,13 @@ Old versions stay as they were; new sandboxes use the newest. Progress goes to s
 			if from != "" && fromTemplate != "" {
 				return usagef("give --from or --from-template, not both")
 			}
-			oci.StartCmd = opts.StartCmd
+			if fromTemplate != "" && opts.User != "" {
+				return usagef("--user: a template made --from-template keeps the default user of the one it shares")
+			}
+			if err := template.CheckUser(opts.User); err != nil {
+				return usagef("--user: %v", err)
+			}
+			oci.StartCmd, oci.User = opts.StartCmd, opts.User
 			var t template.Template
 			var err error
 			switch {
@@ -59,6 +69,7 @@ Old versions stay as they were; new sandboxes use the newest. Progress goes to s
 	f.StringVar(&from, "from", "", "build from this OCI image reference instead of Debian")
 	f.StringVar(&fromTemplate, "from-template", "", "share this built template's root (hard links) instead of building one")
 	f.StringVar(&opts.StartCmd, "start", "", "command line the agent starts in the background at each sandbox's boot (default none; not the image's CMD)")
+	f.StringVar(&opts.User, "user", "", `default user of its sandboxes (default: "user" for a Debian build, made in the root; an image's own User; root for root)`)
 	f.BoolVar(&oci.Insecure, "insecure", false, "with --from: allow a plain-HTTP registry")
 	return cmd
 }

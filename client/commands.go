@@ -39,7 +39,7 @@ func (c *Client) Commands(id string) *Commands { return &Commands{sandboxAPI{c, 
 type CommandOptions struct {
 	Env     map[string]string // added to the sandbox's environment
 	Cwd     string            // default /workspace
-	User    string            // a user name or UID; default root
+	User    string            // a user name or UID; default the template's default user (user in base), else root
 	Tag     string            // a name to find it by, unique among running commands
 	Timeout time.Duration     // its process group is killed after this; 0: never
 	Stdin   bool              // keep stdin open for SendStdin until CloseStdin; default: empty stdin

@@ -33,7 +33,7 @@ type PtyOptions struct {
 	Cmd        string            // a command line; default a login shell
 	Env        map[string]string // added to the sandbox's environment
 	Cwd        string            // default /workspace
-	User       string            // a user name or UID; default root
+	User       string            // a user name or UID; default the template's default user (user in base), else root
 	Tag        string            // a name to find it by, unique among running commands
 	// OnData gets the terminal's output as it comes, in order, from one
 	// goroutine; it may keep the slice.

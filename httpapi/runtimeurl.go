@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,10 @@ func (s *Server) sandboxHost(r *http.Request) (port int, id string, ok bool) {
 func (s *Server) runtimeProxy(w http.ResponseWriter, r *http.Request, port int, id string) {
 	if port != apiv1.AgentPort {
 		s.error(w, r, sbx.Errorf(sbx.ENotFound, "port %d of sandbox %s is not exposed", port, id))
+		return
+	}
+	if path.Clean(r.URL.Path) == "/token" { // only serve rotates the token (connect with rotateAccessToken), never its holder
+		s.error(w, r, sbx.Errorf(sbx.EForbidden, "the access token is rotated through connect (rotateAccessToken), not at the runtime URL"))
 		return
 	}
 	token := r.Header.Get(apiv1.AccessTokenHeader)

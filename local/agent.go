@@ -95,19 +95,48 @@ func (p *Provider) removeUnusedAgents() error {
 	return errors.Join(errs...)
 }
 
+// tokenFD is the descriptor on which the agent reads its access token: a
+// pipe that runsc passes into the sandbox (`--pass-fd`, runc's
+// `--preserve-fds`) when it starts, holding the token; the agent reads it to
+// its end and closes it before anything else runs. So the token is in no
+// environment, argv or file of the sandbox, nor in the bundle on the host.
+// A wake restores the agent with the token in its memory, and serve gives
+// it a new one through POST /token.
+const tokenFD = 3
+
 // withAgent makes the agent the sandbox's first process: its binary
-// mounted read-only, its access token in its environment (the agent takes
-// it out before it starts anything) and the template's start command, if
-// any, for it to start at boot. A wake restores the agent from its
-// checkpoint with this same spec, so the start command runs once per
-// sandbox, not once per wake.
-func withAgent(s *specs.Spec, binary, token, start string) {
+// mounted read-only, told to read its access token on tokenFD, the
+// template's default user (commands, PTYs and new files belong to it unless
+// a request names another) and its start command, if any, for it to start
+// at boot. A wake restores the agent from its checkpoint with this same
+// spec, so the start command runs once per sandbox, not once per wake.
+func withAgent(s *specs.Spec, binary, start, user string) {
 	s.Mounts = append(s.Mounts, specs.Mount{Destination: AgentMount, Type: "bind", Source: binary, Options: []string{"bind", "ro"}})
-	s.Process.Args = []string{AgentMount, "agent", "--port", fmt.Sprint(apiv1.AgentPort)}
+	s.Process.Args = []string{AgentMount, "agent", "--port", fmt.Sprint(apiv1.AgentPort), "--token-fd", fmt.Sprint(tokenFD)}
+	if user != "" {
+		s.Process.Args = append(s.Process.Args, "--user", user)
+	}
 	if start != "" {
 		s.Process.Args = append(s.Process.Args, "--start", start)
 	}
-	s.Process.Env = append(s.Process.Env, sbx.AccessTokenEnv+"="+token)
+}
+
+// tokenPipe is the read end of a pipe holding token, for the agent to read
+// on tokenFD. A pipe holds the few bytes of a token without a reader.
+func tokenPipe(token string) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	_, err = w.WriteString(token)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("handing the agent its token: %w", err)
+	}
+	return r, nil
 }
 
 // AgentAddr implements sbx.AgentDialer: the agent listens on the sandbox's

@@ -5,34 +5,45 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
 )
 
-// The agent is the sandbox's first process, and a template's start command
-// reaches it as one argument, whatever it holds; no start command, no flag.
-// (It starts no sandbox, but runs under the package's TestMain like the rest.)
+// The agent is the sandbox's first process, reading its token on a
+// descriptor (never in the spec), with the template's default user; a
+// template's start command reaches it as one argument, whatever it holds;
+// no start command or user, no flag. (It starts no sandbox, but runs under
+// the package's TestMain like the rest.)
 func TestWithAgentArgs(t *testing.T) {
-	for _, start := range []string{"", "python3 -m http.server 8000", "--odd 'quoted' $HOME\nsecond line"} {
-		s := OCISpec(sbx.Spec{ProviderSandboxID: "sbx-spec"}, "/rootfs", nil, "/sbx/sbx-spec", "", nil)
-		withAgent(s, "/data/agent/sbx-0123", "token", start)
-		want := []string{AgentMount, "agent", "--port", "49983"}
-		if start != "" {
-			want = append(want, "--start", start)
+	for _, c := range []struct{ start, user string }{{"", ""}, {"python3 -m http.server 8000", "user"}, {"--odd 'quoted' $HOME\nsecond line", "1000:100"}} {
+		s := OCISpec(sbx.Spec{ProviderSandboxID: "sbx-spec", Env: map[string]string{"GREETING": "hi"}}, "/rootfs", nil, "/sbx/sbx-spec", "", nil)
+		withAgent(s, "/data/agent/sbx-0123", c.start, c.user)
+		want := []string{AgentMount, "agent", "--port", "49983", "--token-fd", "3"}
+		if c.user != "" {
+			want = append(want, "--user", c.user)
+		}
+		if c.start != "" {
+			want = append(want, "--start", c.start)
 		}
 		if !slices.Equal(s.Process.Args, want) {
-			t.Errorf("start %q: args %q, want %q", start, s.Process.Args, want)
+			t.Errorf("start %q: args %q, want %q", c.start, s.Process.Args, want)
 		}
-		if !slices.Contains(s.Process.Env, "SBX_ACCESS_TOKEN=token") {
-			t.Errorf("start %q: no token in %q", start, s.Process.Env)
+		if slices.ContainsFunc(s.Process.Env, func(kv string) bool { return strings.HasPrefix(kv, sbx.AccessTokenEnv+"=") }) {
+			t.Errorf("start %q: a token in the env %q", c.start, s.Process.Env)
+		}
+		for _, cap := range []string{"CAP_SETUID", "CAP_SETGID"} {
+			if !slices.Contains(s.Process.Capabilities.Bounding, cap) || !s.Process.NoNewPrivileges {
+				t.Errorf("the agent cannot start commands as other users: %+v", s.Process)
+			}
 		}
 		mount := specs.Mount{Destination: AgentMount, Type: "bind", Source: "/data/agent/sbx-0123", Options: []string{"bind", "ro"}}
 		if !slices.ContainsFunc(s.Mounts, func(m specs.Mount) bool {
 			return m.Destination == mount.Destination && m.Source == mount.Source && slices.Equal(m.Options, mount.Options)
 		}) {
-			t.Errorf("start %q: the agent is not mounted read-only: %+v", start, s.Mounts)
+			t.Errorf("start %q: the agent is not mounted read-only: %+v", c.start, s.Mounts)
 		}
 	}
 }
@@ -53,7 +64,7 @@ func TestOldAgentCopiesGo(t *testing.T) {
 		os.WriteFile(f, []byte("an older sbx"), 0o555)
 	}
 	s := OCISpec(sbx.Spec{ProviderSandboxID: "sbx-hibernated"}, "/rootfs", nil, "/sbx/sbx-hibernated", "", nil)
-	withAgent(s, kept, "token", "")
+	withAgent(s, kept, "", "")
 	data, _ := json.Marshal(s)
 	os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o600)
 	src := filepath.Join(dir, "sbx-new")

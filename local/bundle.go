@@ -7,8 +7,13 @@ import (
 	"github.com/sbxdev/sbx"
 )
 
-// caps is what a sandbox's processes may do: runsc's default set, no more.
-var caps = []string{"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"}
+// caps is what a sandbox's root may do: runsc's default set, and what the
+// agent needs to start commands as any user of the image and to give new
+// files to them (Docker's defaults include the same). A command started as
+// another user loses them all when the agent sets its UID, and
+// NoNewPrivileges keeps it from getting any back (no setuid binaries).
+var caps = []string{"CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
+	"CAP_NET_BIND_SERVICE", "CAP_SETGID", "CAP_SETUID"}
 
 // maxPids bounds the host tasks of one sandbox's sentry (not guest processes).
 const maxPids = 4096
@@ -20,7 +25,7 @@ const maxProcs = 2048
 // OCISpec is the OCI runtime spec of a sandbox: init as its first process,
 // rootfs (the template's tree) as root, which runsc lays the sandbox's own
 // upper layer over, the requested CPU and memory as cgroup limits, a process
-// limit, no capabilities beyond runsc's defaults, the caller's env, the
+// limit, the capabilities of caps, the caller's env, the
 // network namespace netns (empty: a new one) and the GPU devices. Tenant
 // annotations are never copied in: some change runsc flags. The lifecycle
 // benchmark runs its raw baselines with the same spec.

@@ -100,7 +100,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 		runcSpec(bundle)
 	}
 	if p.agent != "" {
-		withAgent(bundle, p.agent, spec.AccessToken, tmpl.StartCmd)
+		withAgent(bundle, p.agent, tmpl.StartCmd, tmpl.User)
 	}
 	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
 		return sbx.Instance{}, err
@@ -108,7 +108,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 	if err := writeJSON(filepath.Join(p.bundleDir(id), "config.json"), bundle); err != nil {
 		return sbx.Instance{}, err
 	}
-	if err := p.start(ctx, m, "run", "--detach", "--bundle", p.bundleDir(id), id); err != nil {
+	if err := p.start(ctx, m, spec.AccessToken, "run", "--detach", "--bundle", p.bundleDir(id), id); err != nil {
 		return sbx.Instance{}, err
 	}
 	m.State = stateRunning
@@ -142,7 +142,8 @@ func (p *Provider) claim(id string) error {
 
 // start runs a command that starts the sandbox (run or restore) once its
 // network holds its address again: runsc takes the address away each time.
-func (p *Provider) start(ctx context.Context, m meta, args ...string) error {
+// A run of a sandbox with an agent hands it token on tokenFD.
+func (p *Provider) start(ctx context.Context, m meta, token string, args ...string) error {
 	if p.cfg.Network != nil {
 		a, ok := p.cfg.Network.Get(m.ProviderID)
 		if !ok {
@@ -158,7 +159,19 @@ func (p *Provider) start(ctx context.Context, m meta, args ...string) error {
 	}
 	defer output.Close()
 	note(output, "%s with %s (template %s version %s)", map[string]string{"run": "starting", "restore": "restoring"}[args[0]], p.rs.Name(), m.Template, m.TemplateVersion)
-	return p.rs.Start(ctx, m.Flags, output, args...)
+	if p.agent == "" || args[0] != "run" {
+		return p.rs.Start(ctx, m.Flags, output, args...)
+	}
+	pipe, err := tokenPipe(token)
+	if err != nil {
+		return err
+	}
+	defer pipe.Close()
+	pass := []string{"--pass-fd", fmt.Sprintf("%d:%d", tokenFD, tokenFD)} // runsc's descriptor 3 is the pipe (ExtraFiles[0])
+	if p.runc() {
+		pass = []string{"--preserve-fds", "1"}
+	}
+	return p.rs.StartWith(ctx, m.Flags, output, []*os.File{pipe}, append(append([]string{args[0]}, pass...), args[1:]...)...)
 }
 
 // placeGPUs places the GPU shares a sandbox asked for, preferring the cards

@@ -100,7 +100,7 @@ func (p *Provider) wake(ctx context.Context, m *meta) error {
 		return err
 	}
 	image := p.imageDir(m.ProviderID)
-	if err := p.start(ctx, *m, "restore", "--detach", "--bundle", p.bundleDir(m.ProviderID), "--image-path", image, m.ProviderID); err != nil {
+	if err := p.start(ctx, *m, "", "restore", "--detach", "--bundle", p.bundleDir(m.ProviderID), "--image-path", image, m.ProviderID); err != nil {
 		p.releaseGPUs(m)
 		p.removeContainer(context.WithoutCancel(ctx), m.ProviderID)
 		return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,12 +22,23 @@ var Recipes = map[string][]string{
 
 var basePackages = []string{"bash", "coreutils", "ca-certificates", "curl", "git", "procps"}
 
+// RecipeRevision names what BuildDebian makes of a recipe besides its
+// packages; it is bumped whenever that changes (2: the default user), so
+// that trees built before are known to be older.
+const RecipeRevision = 2
+
+// DefaultUser is the unprivileged user a Debian template's sandboxes run
+// commands as by default, as E2B's templates do: UID 1000, home
+// /home/user, owning /workspace.
+const DefaultUser = "user"
+
 // DebianOptions say how to build a Debian template.
 type DebianOptions struct {
 	Suite    string   // default bookworm
 	Mirror   string   // default: the host's configured Debian mirror
 	Packages []string // default: the recipe of the template's name
 	StartCmd string   // started by the agent at each sandbox's boot; default none
+	User     string   // the default user, made if missing (the first with UID 1000) and given /workspace; default DefaultUser; root keeps root
 }
 
 // BuildDebian builds a new version of template name as a Debian root made by
@@ -42,6 +54,12 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	}
 	if opts.Suite == "" {
 		opts.Suite = "bookworm"
+	}
+	if opts.User == "" {
+		opts.User = DefaultUser
+	}
+	if !userNamePattern.MatchString(opts.User) {
+		return Template{}, fmt.Errorf("user %q: a Debian template's default user is a user name (root, or one to make)", opts.User)
 	}
 	if opts.Packages == nil {
 		recipe, ok := Recipes[name]
@@ -65,7 +83,10 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	}
 	now := time.Now().UTC()
 	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: opts.Packages,
-		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror), StartCmd: opts.StartCmd}
+		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror), StartCmd: opts.StartCmd, Recipe: RecipeRevision}
+	if opts.User != "root" {
+		t.User = opts.User
+	}
 	if err := os.MkdirAll(filepath.Join(s.Dir, name), 0o755); err != nil {
 		return t, err
 	}
@@ -100,6 +121,11 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	}
 	if err := finishRoot(rootfs); err != nil {
 		return t, err
+	}
+	if t.User != "" {
+		if err := addUser(ctx, rootfs, t.User, progress); err != nil {
+			return t, err
+		}
 	}
 	t, err = s.publish(t, building)
 	if err == nil {
@@ -140,6 +166,47 @@ func finishRoot(rootfs string) error {
 		os.Remove(d)
 	}
 	return nil
+}
+
+// addUser makes user in a fresh Debian root, unless it has one: with
+// useradd in the root (UID 1000 when free, a home under /home, bash), and
+// gives it /workspace.
+func addUser(ctx context.Context, rootfs, user string, progress io.Writer) error {
+	if checkUserIn(rootfs, user) != nil {
+		args := []string{rootfs, "useradd", "--create-home", "--user-group", "--shell", "/bin/bash"}
+		passwd, _ := os.ReadFile(filepath.Join(rootfs, "etc/passwd"))
+		if !strings.Contains(string(passwd), ":1000:") {
+			args = append(args, "--uid", "1000")
+		}
+		cmd := exec.CommandContext(ctx, "chroot", append(args, user)...)
+		if err := runLogged(cmd, progress); err != nil {
+			return fmt.Errorf("making the default user %s: %w", user, err)
+		}
+	}
+	uid, gid, err := idsIn(rootfs, user)
+	if err != nil {
+		return err
+	}
+	return os.Lchown(filepath.Join(rootfs, "workspace"), uid, gid)
+}
+
+// idsIn reads a user's UID and GID from a root's /etc/passwd.
+func idsIn(rootfs, user string) (int, int, error) {
+	data, err := os.ReadFile(filepath.Join(rootfs, "etc/passwd"))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 4 && f[0] == user {
+			uid, err1 := strconv.Atoi(f[2])
+			gid, err2 := strconv.Atoi(f[3])
+			if err1 == nil && err2 == nil {
+				return uid, gid, nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("user %s is not in the template's /etc/passwd", user)
 }
 
 // runLogged runs cmd with its output sent, line by line, to w.

@@ -11,7 +11,8 @@ import (
 
 // Derive makes a new version of the template name from the current version
 // of template from: the same root tree, hard-linked (templates are never
-// changed, so they can share their files), with its own start command. It
+// changed, so they can share their files), and its default user, with its
+// own start command. It
 // is how a start command is put on a built template without building it
 // again.
 func (s Store) Derive(name, from, startCmd string) (Template, error) {
@@ -27,7 +28,8 @@ func (s Store) Derive(name, from, startCmd string) (Template, error) {
 	}
 	now := time.Now().UTC()
 	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: src.Packages,
-		Source: fmt.Sprintf("template %s version %s (%s)", src.Name, src.Version, src.Source), StartCmd: startCmd}
+		Source: fmt.Sprintf("template %s version %s (%s)", src.Name, src.Version, src.Source), StartCmd: startCmd,
+		User: src.User, Recipe: src.Recipe}
 	if err := os.MkdirAll(filepath.Join(s.Dir, name), 0o755); err != nil {
 		return t, err
 	}

@@ -25,6 +25,7 @@ type OCIOptions struct {
 	Username, Password string // registry credentials; else the Docker config's, else anonymous
 	Insecure           bool   // allow plain HTTP registries
 	StartCmd           string // started by the agent at each sandbox's boot; default none, never the image's CMD
+	User               string // the default user of its sandboxes; default the image's configured User (none: root)
 }
 
 // BuildOCI builds a new version of template name from an OCI image: it pulls
@@ -37,6 +38,9 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 		return Template{}, err
 	}
 	if err := CheckStartCmd(opts.StartCmd); err != nil {
+		return Template{}, err
+	}
+	if err := CheckUser(opts.User); err != nil {
 		return Template{}, err
 	}
 	var nameOpts []name.Option
@@ -60,9 +64,22 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 	if err != nil {
 		return Template{}, fmt.Errorf("pulling %s: %w", ref, err)
 	}
+	user := opts.User
+	if user == "" {
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return Template{}, fmt.Errorf("pulling %s: %w", ref, err)
+		}
+		if user = cfg.Config.User; CheckUser(user) != nil {
+			return Template{}, fmt.Errorf("the image's user %q is not one sbx runs commands as (a name or UID, with an optional :GROUP); name one with --user", user)
+		}
+	}
 	now := time.Now().UTC()
 	t := Template{Name: tmplName, Version: now.Format("20060102T150405.000000Z"), Created: now,
-		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest), StartCmd: opts.StartCmd}
+		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest), StartCmd: opts.StartCmd, User: user}
+	if t.User == "root" || t.User == "0" {
+		t.User = ""
+	}
 	if err := os.MkdirAll(filepath.Join(s.Dir, tmplName), 0o755); err != nil {
 		return t, err
 	}
@@ -83,6 +100,9 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 	}
 	fmt.Fprintf(progress, "unpacked %d entries of %s\n", n, digest)
 	if err := finishRoot(rootfs); err != nil {
+		return t, err
+	}
+	if err := checkUserIn(rootfs, t.User); err != nil {
 		return t, err
 	}
 	if t, err = s.publish(t, building); err == nil {

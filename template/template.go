@@ -24,6 +24,8 @@ type Template struct {
 	Source   string    `json:"source"` // e.g. "debian bookworm from http://deb.debian.org/debian"
 	Packages []string  `json:"packages,omitempty"`
 	StartCmd string    `json:"startCmd,omitempty"` // started in the background by the agent when a sandbox boots
+	User     string    `json:"user,omitempty"`     // the default user of commands, PTYs and new files in its sandboxes; empty: root
+	Recipe   int       `json:"recipe,omitempty"`   // the RecipeRevision a Debian build was made with
 	Created  time.Time `json:"created"`
 	Dir      string    `json:"-"` // the version directory
 }
@@ -59,6 +61,56 @@ func CheckStartCmd(cmd string) error {
 		return fmt.Errorf("a start command must be at most %d bytes, not %d", maxStartCmd, len(cmd))
 	}
 	return nil
+}
+
+// userPattern is what a user a template names looks like: a name, or a
+// UID, with an optional ":" and a group name or GID (as an OCI image's User).
+var userPattern = regexp.MustCompile(`^([a-z_][a-z0-9_.-]{0,31}|[0-9]{1,10})(:([a-z_][a-z0-9_.-]{0,31}|[0-9]{1,10}))?$`)
+
+// userNamePattern is a user name alone.
+var userNamePattern = regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`)
+
+// CheckUser rejects what cannot be a template's default user.
+func CheckUser(user string) error {
+	if user != "" && !userPattern.MatchString(user) {
+		return fmt.Errorf("user %q must be a user name or UID, optionally with :GROUP or :GID", user)
+	}
+	return nil
+}
+
+// checkUserIn checks that the named parts of user are in the root's
+// /etc/passwd and /etc/group, read through an os.Root so that no planted
+// symlink leads outside it. Numeric parts need not be listed.
+func checkUserIn(rootfs, user string) error {
+	if err := CheckUser(user); err != nil || user == "" {
+		return err
+	}
+	root, err := os.OpenRoot(rootfs)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	name, group, _ := strings.Cut(user, ":")
+	for _, c := range []struct{ file, name string }{{"etc/passwd", name}, {"etc/group", group}} {
+		if c.name == "" || strings.Trim(c.name, "0123456789") == "" {
+			continue
+		}
+		data, err := root.ReadFile(c.file)
+		if err != nil || !listed(string(data), c.name) {
+			return fmt.Errorf("the default user %q: %s is not in the template's /%s", user, c.name, c.file)
+		}
+	}
+	return nil
+}
+
+// listed reports whether a passwd or group file has an entry for name.
+func listed(data, name string) bool {
+	for _, line := range strings.Split(data, "\n") {
+		if n, _, ok := strings.Cut(line, ":"); ok && n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Current returns the version of name that new sandboxes use.

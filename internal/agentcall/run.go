@@ -16,7 +16,9 @@ import (
 )
 
 // Serve's own work inside a sandbox (materializing a runtime's
-// capabilities): writing a file and running a script to its end.
+// capabilities): writing a file and running a script to its end, as root
+// (it writes system files such as /etc/profile.d's), not as the sandbox's
+// default user.
 
 // outputTail bounds the output Run keeps: the end of it, where a failing
 // script says why.
@@ -25,7 +27,7 @@ const outputTail = 16 << 10
 // WriteFile writes data to path in the sandbox whose agent is at addr, with
 // permissions mode.
 func WriteFile(ctx context.Context, addr, token, path string, data []byte, mode fs.FileMode) error {
-	q := url.Values{"path": {path}, "mode": {fmt.Sprintf("%o", mode.Perm())}}
+	q := url.Values{"path": {path}, "mode": {fmt.Sprintf("%o", mode.Perm())}, "user": {"root"}}
 	resp, err := do(ctx, addr, token, http.MethodPut, "/files?"+q.Encode(), "application/octet-stream", bytes.NewReader(data))
 	if err != nil {
 		return err
@@ -37,7 +39,7 @@ func WriteFile(ctx context.Context, addr, token, path string, data []byte, mode 
 // with env added and killed after timeout, and returns its exit code (-1 when a signal or the timeout ended it) and the last 16 KiB of
 // its stdout and stderr together.
 func Run(ctx context.Context, addr, token, script string, env map[string]string, timeout time.Duration) (int, string, error) {
-	body, err := json.Marshal(apiv1.StartCommandRequest{Args: []string{"/bin/sh", "-c", script}, Env: env, Timeout: int64(timeout.Round(time.Second) / time.Second)})
+	body, err := json.Marshal(apiv1.StartCommandRequest{Args: []string{"/bin/sh", "-c", script}, Env: env, User: "root", Timeout: int64(timeout.Round(time.Second) / time.Second)})
 	if err != nil {
 		return 0, "", err
 	}

@@ -19,7 +19,8 @@ import (
 // minute or more from the Debian mirror, and `go test ./...` runs packages
 // side by side. It lives in $SBX_TEST_TEMPLATES (default
 // <tmp>/sbx-test-templates), is built under a file lock by the first test
-// that needs it, and is built again when the base recipe changes. Tests
+// that needs it, and is built again when the base recipe or what a build
+// makes of it (template.RecipeRevision) changes. Tests
 // only read it; versions are never changed in place, so sandboxes of
 // several packages can use it at once.
 func Base() (template.Store, error) {
@@ -39,7 +40,7 @@ func Base() (template.Store, error) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return s, fmt.Errorf("locking %s: %w", dir, err)
 	}
-	if t, err := s.Current("base"); err == nil && slices.Equal(t.Packages, template.Recipes["base"]) {
+	if t, err := s.Current("base"); err == nil && slices.Equal(t.Packages, template.Recipes["base"]) && t.Recipe == template.RecipeRevision {
 		return s, nil
 	}
 	if _, err := s.BuildDebian(context.Background(), "base", template.DebianOptions{}, io.Discard); err != nil {

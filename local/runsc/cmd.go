@@ -63,8 +63,14 @@ func (r Runsc) Run(ctx context.Context, extra []string, args ...string) ([]byte,
 // appended to the file output: a pipe would be held open by the sandbox and
 // never reach EOF. A failure carries the last lines of output.
 func (r Runsc) Start(ctx context.Context, extra []string, output *os.File, args ...string) error {
+	return r.StartWith(ctx, extra, output, nil, args...)
+}
+
+// StartWith is Start with files open in runsc as descriptors 3, 4, … (for
+// `--pass-fd` or runc's `--preserve-fds`).
+func (r Runsc) StartWith(ctx context.Context, extra []string, output *os.File, files []*os.File, args ...string) error {
 	cmd := r.Command(ctx, extra, args...)
-	cmd.Stdout, cmd.Stderr = output, output
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = output, output, files
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", r.Name(), args[0], err, strings.Join(Tail(output.Name(), 5), " | "))
 	}

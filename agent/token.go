@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// maxTokenLen bounds what ReadToken reads.
+const maxTokenLen = 4 << 10
+
+// ReadToken reads the access token from the open descriptor fd, to its end,
+// and closes it. sbx hands the agent its token this way (a pipe that runsc
+// passes into the sandbox), so that it is in no environment, argv or file
+// that code in the sandbox could read, and no bundle on the host holds it.
+func ReadToken(fd int) (string, error) {
+	f := os.NewFile(uintptr(fd), "token")
+	if f == nil {
+		return "", fmt.Errorf("agent: descriptor %d is not open", fd)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxTokenLen+1))
+	if err != nil {
+		return "", fmt.Errorf("agent: reading the access token from descriptor %d: %w", fd, err)
+	}
+	if len(data) > maxTokenLen {
+		return "", fmt.Errorf("agent: descriptor %d holds more than a token", fd)
+	}
+	token := string(bytes.TrimSpace(data))
+	clear(data)
+	if token == "" {
+		return "", errors.New("agent: descriptor " + fmt.Sprint(fd) + " held no access token")
+	}
+	return token, nil
+}
+
+// tokenMatches compares in constant time: hashing both sides first hides
+// the token's length too.
+func (a *Agent) tokenMatches(got string) bool {
+	sum := sha256.Sum256([]byte(got))
+	return got != "" && subtle.ConstantTimeCompare(sum[:], a.token.Load()[:]) == 1
+}
+
+// setToken keeps only the token's hash.
+func (a *Agent) setToken(token string) {
+	sum := sha256.Sum256([]byte(token))
+	a.token.Store(&sum)
+}
+
+// rotateToken is POST /token. Only sbx serve rotates the token, from outside
+// the sandbox: a request from one of the sandbox's own addresses (loopback,
+// or any address of its interfaces) is refused, whatever token it carries,
+// so code in the sandbox that got hold of the token still cannot lock its
+// owner out.
+func (a *Agent) rotateToken(w http.ResponseWriter, r *http.Request) error {
+	if a.fromHere(r) {
+		return apiError(http.StatusForbidden, "the access token is rotated by sbx serve only, never from inside the sandbox")
+	}
+	var req apiv1.TokenRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if len(req.Token) < minTokenLen {
+		return invalid("the token must be at least %d characters", minTokenLen)
+	}
+	a.setToken(req.Token)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// fromHere reports whether a request comes from an address of the machine
+// the agent runs on (in a sandbox: the sandbox itself). An address it cannot
+// read counts as here.
+func (a *Agent) fromHere(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		a.log.Warn("reading the sandbox's addresses", "err", err)
+		return true
+	}
+	for _, addr := range addrs {
+		if n, ok := addr.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}

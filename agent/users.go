@@ -1,0 +1,224 @@
+package agent
+
+import (
+	"bufio"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Users are read from the sandbox's /etc/passwd and /etc/group by the agent
+// itself: the binary is built without cgo, and os/user's fallback cannot
+// name the current user of an image without /etc/passwd.
+
+// Where the user database is; tests point them elsewhere.
+var (
+	passwdFile = "/etc/passwd"
+	groupFile  = "/etc/group"
+)
+
+// account is the user a command runs as, and new files belong to.
+type account struct {
+	name, home string
+	uid, gid   uint32
+	cred       *syscall.Credential // nil: the agent's own user
+}
+
+// passwdEntry is one line of /etc/passwd.
+type passwdEntry struct {
+	name     string
+	uid, gid uint32
+	home     string
+}
+
+// lookupAccount finds the user a request names: "" is the agent's default
+// user (Config.User, else the agent's own: root in a sandbox); otherwise a
+// name or UID, optionally with ":GROUP" (a name or GID), as an OCI image's
+// User is written. A UID that /etc/passwd does not list runs with that UID
+// and GID 0, home /, as container runtimes do; an image without
+// /etc/passwd is no error.
+func (a *Agent) lookupAccount(name string) (*account, error) {
+	if name == "" {
+		name = a.user
+	}
+	acct, err := resolveAccount(name)
+	if err != nil {
+		return nil, err
+	}
+	if int(acct.uid) != os.Getuid() || int(acct.gid) != os.Getgid() {
+		acct.cred = &syscall.Credential{Uid: acct.uid, Gid: acct.gid, Groups: groupsOf(acct.name, acct.gid)}
+	}
+	return acct, nil
+}
+
+// resolveAccount reads name ("" is the agent's own user) from the user
+// database.
+func resolveAccount(name string) (*account, error) {
+	users, err := readPasswd()
+	if err != nil {
+		return nil, invalid("user %q: %v", name, err)
+	}
+	userPart, groupPart, withGroup := strings.Cut(name, ":")
+	var acct *account
+	if userPart == "" {
+		acct = byUID(users, uint32(os.Getuid()))
+	} else if uid, numErr := parseID(userPart); numErr == nil {
+		acct = byUID(users, uid)
+	} else {
+		for _, u := range users {
+			if u.name == userPart {
+				acct = &account{name: u.name, uid: u.uid, gid: u.gid, home: u.home}
+				break
+			}
+		}
+		if acct == nil {
+			return nil, invalid("user %q is not in the sandbox's %s", userPart, passwdFile)
+		}
+	}
+	if withGroup {
+		gid, err := lookupGroup(groupPart)
+		if err != nil {
+			return nil, err
+		}
+		acct.gid = gid
+	}
+	return acct, nil
+}
+
+// byUID is the user with uid, or a nameless one: named by its number, GID 0
+// (root's home for UID 0).
+func byUID(users []passwdEntry, uid uint32) *account {
+	for _, u := range users {
+		if u.uid == uid {
+			return &account{name: u.name, uid: u.uid, gid: u.gid, home: u.home}
+		}
+	}
+	acct := &account{name: strconv.FormatUint(uint64(uid), 10), uid: uid, home: "/"}
+	if uid == 0 {
+		acct.name, acct.home = "root", "/root"
+	}
+	return acct
+}
+
+func parseID(s string) (uint32, error) {
+	n, err := strconv.ParseUint(s, 10, 32)
+	return uint32(n), err
+}
+
+// readPasswd reads /etc/passwd; a missing one is empty.
+func readPasswd() ([]passwdEntry, error) {
+	var users []passwdEntry
+	err := eachLine(passwdFile, func(f []string) {
+		if len(f) < 6 {
+			return
+		}
+		uid, err1 := parseID(f[2])
+		gid, err2 := parseID(f[3])
+		if err1 == nil && err2 == nil {
+			users = append(users, passwdEntry{name: f[0], uid: uid, gid: gid, home: f[5]})
+		}
+	})
+	return users, err
+}
+
+// lookupGroup finds a group by name or GID; a GID need not be listed.
+func lookupGroup(name string) (uint32, error) {
+	if gid, err := parseID(name); err == nil {
+		return gid, nil
+	}
+	var gid uint32
+	found := false
+	err := eachLine(groupFile, func(f []string) {
+		if len(f) >= 3 && f[0] == name && !found {
+			if n, err := parseID(f[2]); err == nil {
+				gid, found = n, true
+			}
+		}
+	})
+	if err != nil {
+		return 0, invalid("group %q: %v", name, err)
+	}
+	if !found {
+		return 0, invalid("group %q is not in the sandbox's %s", name, groupFile)
+	}
+	return gid, nil
+}
+
+// groupsOf is a user's groups: its primary group and every group of
+// /etc/group that lists it.
+func groupsOf(user string, primary uint32) []uint32 {
+	groups := []uint32{primary}
+	eachLine(groupFile, func(f []string) {
+		if len(f) < 4 {
+			return
+		}
+		gid, err := parseID(f[2])
+		if err != nil || gid == primary {
+			return
+		}
+		for _, m := range strings.Split(f[3], ",") {
+			if m == user {
+				groups = append(groups, gid)
+				return
+			}
+		}
+	})
+	return groups
+}
+
+// eachLine calls fn with the colon-separated fields of each line of a
+// user database file that is not a comment; a missing file has none.
+func eachLine(path string, fn func([]string)) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fn(strings.Split(line, ":"))
+	}
+	return sc.Err()
+}
+
+// chownNew gives what the agent just made to the account a file operation
+// runs as, unless that is the agent's own user.
+func chownNew(path string, acct *account) error {
+	if acct.cred == nil {
+		return nil
+	}
+	return os.Lchown(path, int(acct.uid), int(acct.gid))
+}
+
+// mkdirAllAs makes a directory and its missing parents (0755), each of
+// those it makes belonging to acct.
+func mkdirAllAs(dir string, acct *account) error {
+	var missing []string
+	for p := dir; ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
+			break
+		}
+		missing = append(missing, p)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range missing {
+		if err := chownNew(p, acct); err != nil {
+			return err
+		}
+	}
+	return nil
+}
