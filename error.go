@@ -21,6 +21,7 @@ const (
 	EMethodNotAllowed Code = "method_not_allowed"     // the route takes other methods: 405
 	ENotFound         Code = "not_found"              // no such thing visible to the caller: 404
 	ENoStorage        Code = "insufficient_storage"   // the host's disk has no room for it: 507
+	EKeyReused        Code = "idempotency_key_reused" // an Idempotency-Key sent again with another request: 422
 	EConflict         Code = "conflict"               // the current state forbids it: 409
 	EUnsupported      Code = "not_supported"          // the provider cannot do it: 501
 	EProvider         Code = "provider_error"         // the provider failed the operation: 502

@@ -18,6 +18,7 @@ type CreateSandboxRequest struct {
 	AutoPause  bool              `json:"autoPause,omitempty"`
 	CPU        *float64          `json:"cpu,omitempty" minimum:"0.001" doc:"vCPU; default 2."`
 	MemoryMB   *int64            `json:"memoryMB,omitempty" minimum:"64" doc:"Memory limit in MiB; default 512."`
+	DiskMB     *int64            `json:"diskMB,omitempty" minimum:"1" doc:"Cap of the sandbox's writable layer in MiB, held on the host's disk until the sandbox is killed; default the server's (10240), at most the server maximum."`
 	GPU        *GPU              `json:"gpu,omitempty"`
 	Kind       string            `json:"kind,omitempty" enum:"task,runtime,world"` // default task
 }
@@ -74,6 +75,7 @@ type Sandbox struct {
 	AutoPause             bool              `json:"autoPause"`
 	CPU                   float64           `json:"cpu"`
 	MemoryMB              int64             `json:"memoryMB"`
+	DiskMB                int64             `json:"diskMB" doc:"Cap of the writable layer in MiB."`
 	GPU                   *GPU              `json:"gpu,omitempty"`
 	EnvVarNames           []string          `json:"envVarNames"`
 	Metadata              map[string]string `json:"metadata"`
@@ -177,12 +179,25 @@ type OrgUsage struct {
 type Summary struct {
 	GeneratedAt time.Time        `json:"generatedAt"`
 	Org         Named            `json:"org"`
+	Plan        Plan             `json:"plan" doc:"The org's plan, by name, with its limits (0: no limit)."`
 	Projects    []ProjectUsage   `json:"projects"`
-	Quotas      []Quota          `json:"quotas"`
+	Quotas      []Quota          `json:"quotas" doc:"Each limit against the use it bounds: plan_* the org's plan against the org's sandboxes, host_* this host's capacity against every org's sandboxes on it, max_*_per_sandbox and max_timeout_seconds the server's limits of one sandbox, credits the org's balance."`
+	Disk        *DiskStatus      `json:"disk,omitempty" doc:"The disk of the default provider's host, where it keeps sandboxes' writable layers; absent for providers that keep none."`
 	Providers   []ProviderStatus `json:"providers"`
 	Engines     []EngineStatus   `json:"engines"`
 	Endpoints   []EndpointStatus `json:"endpoints"`
 	NextActions []string         `json:"next_actions"`
+}
+
+// DiskStatus is the filesystem a provider keeps sandboxes on, in MiB. A
+// create or resume is refused (507) when free less reserved_by_sandboxes
+// less the sandbox's cap would fall below reserve.
+type DiskStatus struct {
+	TotalMB             int64 `json:"total_mb"`
+	FreeMB              int64 `json:"free_mb"`
+	ReservedBySandboxes int64 `json:"reserved_by_sandboxes_mb" doc:"What running and paused sandboxes may still write: their caps less what their layers hold."`
+	ReserveMB           int64 `json:"reserve_mb" doc:"Kept free for the host (serve --disk-reserve)."`
+	AvailableMB         int64 `json:"available_mb" doc:"The largest disk a new sandbox may ask for now: free less reserved_by_sandboxes less reserve (0 when below)."`
 }
 
 // Quota is one limit checked against current use.
@@ -232,7 +247,7 @@ type EndpointStatus struct {
 // Error is the error envelope of every 4xx and 5xx answer.
 type Error struct {
 	Code   int          `json:"code"`
-	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,method_not_allowed,conflict,unsupported_media_type,insufficient_storage,not_supported,provider_error,unavailable,timeout,internal"`
+	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,method_not_allowed,conflict,idempotency_key_reused,unsupported_media_type,insufficient_storage,not_supported,provider_error,unavailable,timeout,internal"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
 }
@@ -240,7 +255,7 @@ type Error struct {
 // errorTypes is the Error.Type of each status the API answers with.
 var errorTypes = map[int]string{
 	400: "invalid", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
-	415: "unsupported_media_type", 507: "insufficient_storage",
+	415: "unsupported_media_type", 422: "idempotency_key_reused", 507: "insufficient_storage",
 	500: "internal", 501: "not_supported", 502: "provider_error", 503: "unavailable", 504: "timeout",
 }
 

@@ -22,6 +22,8 @@ var statuses = map[sbx.Code]int{
 	sbx.ENoCredits:        http.StatusPaymentRequired,
 	sbx.EMethodNotAllowed: http.StatusMethodNotAllowed,
 	sbx.ENotFound:         http.StatusNotFound,
+	sbx.ENoStorage:        http.StatusInsufficientStorage,
+	sbx.EKeyReused:        http.StatusUnprocessableEntity,
 	sbx.EConflict:         http.StatusConflict,
 	sbx.EUnsupported:      http.StatusNotImplemented,
 	sbx.EProvider:         http.StatusBadGateway,

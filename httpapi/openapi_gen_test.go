@@ -29,6 +29,7 @@ var update = flag.Bool("update", false, "rewrite openapi.json from the generator
 type op struct {
 	id, summary, description string
 	query                    []param
+	headers                  []param
 	body                     any    // a value of the request body's type; nil: no body
 	bodyType                 string // its media type; default application/json
 	bodyRequired             bool
@@ -50,6 +51,7 @@ var (
 	str        = map[string]any{"type": "string"}
 	limitParam = param{"limit", "Page size, 1 to 1000 (default 100).", map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}, false}
 	cursor     = param{"cursor", "The next_cursor of the previous page.", str, false}
+	idemKey    = param{"Idempotency-Key", "A key of the client's (1 to 255 printable characters, such as a UUID) that makes a retry safe: the same key with an equal request within 24 hours, through the same API key, answers what the first request made instead of making more; the same key with another request is a 422.", map[string]any{"type": "string", "minLength": 1, "maxLength": 255}, false}
 	states     = param{"state", "Only sandboxes in these states; repeat the parameter or separate states with commas.", str, true}
 	actionErrs = []int{400, 401, 404, 409, 502, 503, 504} // 504: the sandbox stayed busy while the caller waited
 	ledgerErrs = []int{400, 401, 404, 409}                // changes only the ledger
@@ -65,7 +67,9 @@ the sandbox runs (or 502 when it failed to start, 504 when it was not ready in
 time). The body is strict: an unknown field is a 400 naming it, and the stale
 fields timeoutMs, autoResume, secure, allow_internet_access, network, mcp,
 volume_mounts and volumeMounts are rejected with a 400 saying they are not
-supported. Env var values are passed to the sandbox and never stored or returned.`
+supported. Env var values are passed to the sandbox and never stored or returned.
+With an Idempotency-Key header, a retry of the same request answers 200 with
+the sandbox the first made.`
 
 var operations = map[string]op{
 	"GET /healthz":             {id: "health", summary: "Liveness of the server", status: 200, response: map[string]string{}, open: true},
@@ -75,7 +79,8 @@ var operations = map[string]op{
 		status: 200, response: apiv1.Summary{}, errors: []int{400, 401}},
 
 	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
-		body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{}, errors: []int{400, 401, 402, 403, 409, 501, 502, 503, 504}},
+		headers: []param{idemKey}, body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{},
+		also: map[int]any{200: apiv1.Sandbox{}}, errors: []int{400, 401, 402, 403, 409, 422, 501, 502, 503, 504, 507}},
 	"GET /api/v1/sandboxes": {id: "listSandboxes", summary: "List the caller's sandboxes, newest first",
 		query: []param{states, {"template", "Only sandboxes of this template.", str, false},
 			{"metadata", "Only sandboxes whose metadata has key=value; repeat for several pairs.", str, true}, limitParam, cursor},
@@ -85,11 +90,11 @@ var operations = map[string]op{
 	"DELETE /api/v1/sandboxes/{id}": {id: "deleteSandbox", summary: "Kill a sandbox; its row stays for audit and billing",
 		status: 200, response: apiv1.Sandbox{}, errors: actionErrs},
 	"POST /api/v1/sandboxes/{id}/connect": {id: "connectSandbox", summary: "Runtime URL and token (rotated when asked); resumes a paused sandbox and extends the timeout",
-		body: apiv1.ConnectRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(append([]int{402}, planErrs...), actionErrs...)},
+		body: apiv1.ConnectRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(append([]int{402, 507}, planErrs...), actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/pause": {id: "pauseSandbox", summary: "Pause a running sandbox (pause_reason user): frozen in memory, or hibernated to disk",
 		body: apiv1.PauseRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append([]int{501}, actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/resume": {id: "resumeSandbox", summary: "Resume a paused sandbox, optionally with a new timeout",
-		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(append([]int{402}, planErrs...), actionErrs...)},
+		body: apiv1.TimeoutRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(append([]int{402, 507}, planErrs...), actionErrs...)},
 	"POST /api/v1/sandboxes/{id}/refreshes": {id: "refreshSandbox", summary: "Keep a running sandbox alive for at least duration more seconds (never shortens)",
 		body: apiv1.RefreshRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(planErrs, ledgerErrs...)},
 	"POST /api/v1/sandboxes/{id}/timeout": {id: "setSandboxTimeout", summary: "Expire timeout seconds from now (from the next resume when paused)",
@@ -158,11 +163,11 @@ var operations = map[string]op{
 		body:        apiv1.UpdateRuntimeRequest{}, bodyRequired: true, status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404}},
 	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/start": {id: "startRuntime", summary: "Provision a sandbox for an idle runtime: idle → running",
 		description: "Makes a sandbox (kind runtime) from the runtime's configuration and answers once it is ready. 409 while the runtime has a sandbox that has not ended. 504 when the sandbox was not ready in time: the start kills it, and the runtime is idle again.",
-		body:        apiv1.StartRuntimeRequest{}, status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 402, 403, 404, 409, 502, 503, 504}},
+		headers:     []param{idemKey}, body: apiv1.StartRuntimeRequest{}, status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 402, 403, 404, 409, 422, 502, 503, 504, 507}},
 	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/pause": {id: "pauseRuntime", summary: "Pause the runtime's sandbox (409 when it has none)",
 		status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404, 409, 502, 503, 504}},
 	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/resume": {id: "resumeRuntime", summary: "Resume the runtime's paused sandbox (409 when it has none)",
-		status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 402, 403, 404, 409, 502, 503, 504}},
+		status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 402, 403, 404, 409, 502, 503, 504, 507}},
 	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/reset": {id: "resetRuntime", summary: "Kill the runtime's sandbox (its row stays, killed) and return the runtime to idle (409 when it has none)",
 		status: 200, response: apiv1.Runtime{}, errors: []int{400, 401, 403, 404, 409, 502, 503, 504}},
 	"POST /api/v1/org/{org}/ws/{workspace}/runtimes/{runtime_id}/keepalive": {id: "keepaliveRuntime", summary: "Keep the runtime's running sandbox alive longer (409 when it has none)",
@@ -270,8 +275,7 @@ type multipartUpload struct {
 
 var (
 	pathQuery   = param{"path", "A path inside the sandbox; relative paths are relative to /workspace.", str, false}
-	userQuery   = param{"user", "The user (name or UID, NAME[:GROUP]) new files and directories belong to; default the sandbox's default user (the template's: user in base and code-interpreter, else root).", str, false}
-	agentErrs   = []int{400, 401, 403, 404, 409, 502, 503, 504}
+	agentErrs   = []int{400, 401, 403, 404, 409, 502, 503, 504, 507} // 507: waking the sandbox found no room on the host's disk
 	streamsNote = " The stream is NDJSON: one JSON object per line, flushed as it comes."
 )
 
@@ -303,9 +307,9 @@ var agentOperations = map[string]op{
 	"POST /pty/{ref}/resize": {id: "resizePty", summary: "Resize a terminal", body: apiv1.PtySize{}, bodyRequired: true, status: 204, errors: agentErrs},
 	"GET /files": {id: "readFile", summary: "A file's bytes, streamed", query: []param{pathQuery},
 		status: 200, response: binary{}, responseType: "application/octet-stream", errors: agentErrs},
-	"PUT /files": {id: "writeFile", summary: "Write the body to a file, streamed; parents are made", query: []param{pathQuery, userQuery},
+	"PUT /files": {id: "writeFile", summary: "Write the body to a file, streamed; parents are made", query: []param{pathQuery},
 		body: binary{}, bodyType: "application/octet-stream", bodyRequired: true, status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
-	"POST /files": {id: "uploadFiles", summary: "Upload several files (multipart/form-data) under a directory", query: []param{pathQuery, userQuery},
+	"POST /files": {id: "uploadFiles", summary: "Upload several files (multipart/form-data) under a directory", query: []param{pathQuery},
 		body: multipartUpload{}, bodyType: "multipart/form-data", bodyRequired: true, status: 200, response: apiv1.EntryList{}, errors: agentErrs},
 	"DELETE /files": {id: "removeFile", summary: "Remove a file or a directory, recursively", query: []param{pathQuery}, status: 204, errors: agentErrs},
 	"GET /files/list": {id: "listFiles", summary: "A directory's entries to a depth, sorted by path",
@@ -314,7 +318,7 @@ var agentOperations = map[string]op{
 	"GET /files/stat": {id: "statFile", summary: "A file's type, size, mode and time", query: []param{pathQuery},
 		status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
 	"POST /files/mkdir": {id: "makeDir", summary: "Make a directory and its parents (200 when it already exists)",
-		query: []param{userQuery}, body: apiv1.PathRequest{}, bodyRequired: true, status: 201, response: apiv1.EntryInfo{}, also: map[int]any{200: apiv1.EntryInfo{}}, errors: agentErrs},
+		body: apiv1.PathRequest{}, bodyRequired: true, status: 201, response: apiv1.EntryInfo{}, also: map[int]any{200: apiv1.EntryInfo{}}, errors: agentErrs},
 	"POST /files/move": {id: "moveFile", summary: "Move or rename a file or directory",
 		body: apiv1.MoveRequest{}, bodyRequired: true, status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
 	"GET /files/watch": {id: "watchFiles", summary: "Stream a directory's changes until the client leaves",
@@ -354,12 +358,14 @@ var errorText = map[int]string{
 	403: "Refused: the key's role does not allow it (forbidden, naming the role needed), the org or user must be verified first (kyc_required), a plan limit is reached (plan_limit_exceeded, naming the limit, the use and the plan's value), or the sandbox's agent was denied access to the path.",
 	404: "No such sandbox, org, workspace, project, member or key visible to the caller.",
 	409: "The sandbox's state does not allow this; detail names the state.",
+	422: "The Idempotency-Key was sent within the last 24 hours with another request (type idempotency_key_reused).",
 	415: "The request body is not of the type the operation takes (a JSON body needs Content-Type: application/json).",
 	501: "The provider does not support this.",
 	502: "The provider failed the operation; detail says how.",
 	503: "The provider is not available; detail names it.",
 	500: "An unexpected failure inside sbx; it is logged.",
 	504: "The sandbox was not ready within the bounded wait (detail carries the diagnostic), or stayed busy while the caller waited.",
+	507: "The host's disk has no room for the sandbox's writable layer above the reserve the operator keeps (type insufficient_storage); detail says what is free and reserved. Ask for a smaller diskMB or delete sandboxes.",
 }
 
 // generate builds the document.
@@ -388,6 +394,9 @@ func generate() ([]byte, error) {
 				p["schema"], p["explode"], p["style"] = map[string]any{"type": "array", "items": q.schema}, true, "form"
 			}
 			params = append(params, p)
+		}
+		for _, h := range o.headers {
+			params = append(params, map[string]any{"name": h.name, "in": "header", "description": h.description, "schema": h.schema})
 		}
 		if params != nil {
 			item["parameters"] = params

@@ -75,13 +75,20 @@ func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := lifecycle.RuntimeStart{Resources: rt.Config.Resources, SecretIDs: body.SecretIDs}
+	var err error
+	if start.Once, err = once(r, body); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	if start.Resources.MilliCPU == 0 {
 		start.Resources.MilliCPU = int64(math.Round(s.cfg.DefaultCPU * 1000))
 	}
 	if start.Resources.MemoryMB == 0 {
 		start.Resources.MemoryMB = s.cfg.DefaultMemory
 	}
-	var err error
+	if start.Resources.DiskMB == 0 {
+		start.Resources.DiskMB = s.cfg.DefaultDiskMB
+	}
 	if start.Timeout, err = seconds("requested_runtime_limit_seconds", body.RequestedRuntimeLimitSeconds, false, 0); err != nil {
 		s.error(w, r, err)
 		return

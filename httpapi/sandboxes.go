@@ -18,16 +18,23 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := s.cfg.parseCreate(data)
+	if err == nil {
+		req.Once, err = once(r, req)
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	sb, err := s.mgr.Create(r.Context(), caller(r), req)
+	sb, replayed, err := s.mgr.CreateOnce(r.Context(), caller(r), req)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	s.renderSandbox(w, r, http.StatusCreated, sb)
+	status := http.StatusCreated
+	if replayed {
+		status = http.StatusOK
+	}
+	s.renderSandbox(w, r, status, sb)
 }
 
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request) {

@@ -126,14 +126,18 @@ func scanRuntime(r interface{ Scan(...any) error }) (sbx.Runtime, error) {
 }
 
 // InsertRuntimeSandbox records sb as the new current sandbox of runtime
-// runtimeID, in one transaction: the runtime's row is locked, and a runtime
+// runtimeID, with the start's idempotency key (once, when not nil; as
+// InsertSandboxOnce), in one transaction: the runtime's row is locked, and a runtime
 // whose current sandbox has not ended is a conflict naming it, so two starts
 // (on any serve) never give one runtime two sandboxes. The lock is taken
 // before the current sandbox is read, in a statement of its own: a read
 // joined to the locking one would see, on PostgreSQL, the snapshot from
 // before a concurrent start committed.
-func (s *Store) InsertRuntimeSandbox(ctx context.Context, runtimeID string, sb sbx.Sandbox, events ...sbx.Event) error {
+func (s *Store) InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *Once, sb sbx.Sandbox, events ...sbx.Event) error {
 	return s.write(ctx, func(tx db) error {
+		if err := claimOnce(ctx, tx, once, sb.ID, sb.CreatedAt); err != nil {
+			return err
+		}
 		var current sql.NullString
 		err := tx.row(ctx, `SELECT sandbox_id FROM runtimes WHERE id = ? AND org_id = ?`+tx.forUpdate(), runtimeID, sb.OrgID).Scan(&current)
 		if errors.Is(err, sql.ErrNoRows) {

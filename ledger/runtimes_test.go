@@ -70,7 +70,7 @@ func runtimeStartsRace(t *testing.T, dsn string) {
 		sandboxes[i] = newSandbox(org, ws, p, t0)
 		sandboxes[i].Kind = sbx.KindRuntime
 		wg.Go(func() {
-			errs[i] = s.InsertRuntimeSandbox(ctx, rt.ID, sandboxes[i], sbx.Event{At: t0, Step: "creating"})
+			errs[i] = s.InsertRuntimeSandbox(ctx, rt.ID, nil, sandboxes[i], sbx.Event{At: t0, Step: "creating"})
 		})
 	}
 	wg.Wait()
@@ -106,7 +106,7 @@ func runtimeStartsRace(t *testing.T, dsn string) {
 		t.Fatalf("after its sandbox ended: %+v", rt)
 	}
 	next := newSandbox(org, ws, p, t0.Add(time.Minute))
-	if err := s.InsertRuntimeSandbox(ctx, rt.ID, next); err != nil {
+	if err := s.InsertRuntimeSandbox(ctx, rt.ID, nil, next); err != nil {
 		t.Fatalf("a start after the end: %v", err)
 	}
 }

@@ -25,7 +25,19 @@ const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider
 // admitted by its org's plan (admission.go): else nothing is written and the
 // error is a plan_limit_exceeded naming the limit.
 func (s *Store) InsertSandbox(ctx context.Context, sb sbx.Sandbox, events ...sbx.Event) error {
-	return s.write(ctx, func(tx db) error { return s.insertSandbox(ctx, tx, sb, events) })
+	return s.InsertSandboxOnce(ctx, nil, sb, events...)
+}
+
+// InsertSandboxOnce is InsertSandbox for a create that carried an
+// idempotency key (once, when not nil): it records the key with the
+// sandbox, or refuses with ErrOnceTaken when another create holds it.
+func (s *Store) InsertSandboxOnce(ctx context.Context, once *Once, sb sbx.Sandbox, events ...sbx.Event) error {
+	return s.write(ctx, func(tx db) error {
+		if err := claimOnce(ctx, tx, once, sb.ID, sb.CreatedAt); err != nil {
+			return err
+		}
+		return s.insertSandbox(ctx, tx, sb, events)
+	})
 }
 
 // insertSandbox records a new sandbox in tx, admitted against its org's plan

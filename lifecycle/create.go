@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/ledger"
 )
 
 // CreateRequest is a validated request for a new sandbox.
@@ -22,6 +23,56 @@ type CreateRequest struct {
 	Metadata   map[string]string
 	Resources  sbx.Resources
 	RuntimeID  string // when set, the sandbox becomes this runtime's current one (runtimes.go)
+	// Once, when set, is the idempotency key the client sent: a retry
+	// finds the sandbox the first request made (CreateOnce).
+	Once *ledger.Once
+}
+
+// CreateOnce is Create for a request that may carry an idempotency key: a
+// request whose key made a sandbox within ledger.OnceTTL gets that sandbox
+// (replayed: true; waited for with WaitReady, as the first was) instead of
+// another, and a request reusing a key for something else is refused. A
+// retry racing the first request finds the first's sandbox too.
+func (m *Manager) CreateOnce(ctx context.Context, c sbx.Caller, req CreateRequest) (sb sbx.Sandbox, replayed bool, err error) {
+	if req.Once == nil {
+		sb, err = m.Create(ctx, c, req)
+		return sb, false, err
+	}
+	for try := 0; ; try++ {
+		if sb, replayed, err = m.replay(ctx, c, req); replayed || err != nil {
+			return sb, replayed, err
+		}
+		sb, err = m.Create(ctx, c, req)
+		if !errors.Is(err, ledger.ErrOnceTaken) || try > 0 {
+			return sb, false, err
+		}
+	}
+}
+
+// replay finds the sandbox req's idempotency key made, if any.
+func (m *Manager) replay(ctx context.Context, c sbx.Caller, req CreateRequest) (sbx.Sandbox, bool, error) {
+	id, hash, err := m.store.FindOnce(ctx, *req.Once, m.clock.Now())
+	if err != nil || id == "" {
+		return sbx.Sandbox{}, false, err
+	}
+	if hash != req.Once.Hash {
+		return sbx.Sandbox{}, false, sbx.Errorf(sbx.EKeyReused, "Idempotency-Key %q was used within the last %s for another request; send a new key for a new request", req.Once.Key, ledger.OnceTTL)
+	}
+	sb, err := m.store.GetSandbox(ctx, c.Org.ID, id)
+	if err != nil {
+		return sb, false, err
+	}
+	if !req.WaitReady || sb.State != sbx.StateStarting {
+		return sb, true, nil
+	}
+	m.mu.Lock()
+	done := m.creating[sb.ID]
+	m.mu.Unlock()
+	if done == nil {
+		return sb, true, nil // settled between the read and now, or by another serve
+	}
+	sb, err = m.waitReady(ctx, sb, done)
+	return sb, true, err
 }
 
 // Create records a new sandbox and starts its compute. Without WaitReady it
@@ -82,9 +133,9 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	}
 	creating := m.event("creating", fmt.Sprintf("provider %s, template %s", p.Name(), sb.TemplateID))
 	if req.RuntimeID != "" {
-		err = m.store.InsertRuntimeSandbox(ctx, req.RuntimeID, sb, creating)
+		err = m.store.InsertRuntimeSandbox(ctx, req.RuntimeID, req.Once, sb, creating)
 	} else {
-		err = m.store.InsertSandbox(ctx, sb, creating)
+		err = m.store.InsertSandboxOnce(ctx, req.Once, sb, creating)
 	}
 	if err != nil {
 		return sbx.Sandbox{}, err
@@ -127,7 +178,7 @@ func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, locked chan<- struct{
 		m.fail(settle, spec.SandboxID, sbx.EndError, fmt.Sprintf("provider %s could not create the sandbox: %s", p.Name(), providerMessage(err)))
 		return
 	}
-	_, err = m.store.UpdateSandbox(settle, spec.SandboxID, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+	_, err = m.update(settle, spec.SandboxID, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		now := m.clock.Now()
 		sb.State, sb.Intent, sb.StartedAt, sb.UpdatedAt = sbx.StateRunning, sbx.IntentNone, now, now
 		sb.ExpiresAt = now.Add(sb.Timeout)
@@ -176,7 +227,7 @@ func (m *Manager) waitReady(ctx context.Context, sb sbx.Sandbox, done <-chan str
 
 // fail settles a sandbox as failed with a diagnostic.
 func (m *Manager) fail(ctx context.Context, id string, reason sbx.EndReason, diagnostic string) {
-	_, err := m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+	_, err := m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		now := m.clock.Now()
 		sb.State, sb.Intent, sb.EndReason, sb.Diagnostic = sbx.StateFailed, sbx.IntentNone, reason, diagnostic
 		sb.EndedAt, sb.ExpiresAt, sb.UpdatedAt = now, time.Time{}, now

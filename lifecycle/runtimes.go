@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/capability"
 )
 
@@ -26,6 +27,7 @@ type RuntimeStart struct {
 	Resources sbx.Resources // the configuration's, the server's defaults filled in
 	SecretIDs []string      // secrets (the org's, or the caller's member's own) for the sandbox's env; they win over the configuration's
 	Timeout   time.Duration // requested_runtime_limit_seconds; 0: the configuration's
+	Once      *ledger.Once  // the client's idempotency key: a retry answers the runtime the first start made running
 }
 
 // StartRuntime provisions a sandbox for an idle runtime, waits until it is
@@ -66,11 +68,14 @@ func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime
 	if err != nil {
 		return rt, err
 	}
-	sb, err := m.Create(ctx, c, CreateRequest{
+	sb, replayed, err := m.CreateOnce(ctx, c, CreateRequest{
 		TemplateID: rt.Config.TemplateID, Kind: sbx.KindRuntime, Timeout: timeout, WaitReady: true,
-		Env: env, Metadata: labels, Resources: start.Resources, RuntimeID: rt.ID,
+		Env: env, Metadata: labels, Resources: start.Resources, RuntimeID: rt.ID, Once: start.Once,
 	})
 	unlock()
+	if replayed && err == nil {
+		return m.store.GetRuntime(ctx, rt.OrgID, rt.WorkspaceID, rt.ID)
+	}
 	if err != nil && sb.ID != "" && sbx.ErrorCode(err) == sbx.ETimeout {
 		m.abandon(sb.ID)
 		return rt, sbx.Errorf(sbx.ETimeout, "%s; the start gave it up and is killing it, so the runtime will be idle again", sbx.ErrorMessage(err))

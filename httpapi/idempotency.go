@@ -1,0 +1,42 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/ledger"
+)
+
+// IdempotencyHeader carries a client's key for a create it may retry.
+const IdempotencyHeader = "Idempotency-Key"
+
+// once reads the request's Idempotency-Key (nil without one) for what it
+// asks, v: a retry with the same key and an equal request is the same
+// request.
+func once(r *http.Request, v any) (*ledger.Once, error) {
+	key := r.Header.Get(IdempotencyHeader)
+	if key == "" {
+		return nil, nil
+	}
+	if len(key) > 255 || !printable(key) {
+		return nil, sbx.Invalid(IdempotencyHeader, "the %s header must be 1 to 255 printable ASCII characters, such as a UUID", IdempotencyHeader)
+	}
+	asked, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.Path+"\n"), asked...))
+	return &ledger.Once{APIKeyID: caller(r).Key.ID, Key: key, Hash: hex.EncodeToString(sum[:])}, nil
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
