@@ -275,6 +275,7 @@ type multipartUpload struct {
 
 var (
 	pathQuery   = param{"path", "A path inside the sandbox; relative paths are relative to /workspace.", str, false}
+	userQuery   = param{"user", "The user (name or UID, NAME[:GROUP]) new files and directories belong to; default the sandbox's default user (the template's: user in base and code-interpreter, else root).", str, false}
 	agentErrs   = []int{400, 401, 403, 404, 409, 502, 503, 504, 507} // 507: waking the sandbox found no room on the host's disk
 	streamsNote = " The stream is NDJSON: one JSON object per line, flushed as it comes."
 )
@@ -307,9 +308,9 @@ var agentOperations = map[string]op{
 	"POST /pty/{ref}/resize": {id: "resizePty", summary: "Resize a terminal", body: apiv1.PtySize{}, bodyRequired: true, status: 204, errors: agentErrs},
 	"GET /files": {id: "readFile", summary: "A file's bytes, streamed", query: []param{pathQuery},
 		status: 200, response: binary{}, responseType: "application/octet-stream", errors: agentErrs},
-	"PUT /files": {id: "writeFile", summary: "Write the body to a file, streamed; parents are made", query: []param{pathQuery},
+	"PUT /files": {id: "writeFile", summary: "Write the body to a file, streamed; parents are made", query: []param{pathQuery, userQuery},
 		body: binary{}, bodyType: "application/octet-stream", bodyRequired: true, status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
-	"POST /files": {id: "uploadFiles", summary: "Upload several files (multipart/form-data) under a directory", query: []param{pathQuery},
+	"POST /files": {id: "uploadFiles", summary: "Upload several files (multipart/form-data) under a directory", query: []param{pathQuery, userQuery},
 		body: multipartUpload{}, bodyType: "multipart/form-data", bodyRequired: true, status: 200, response: apiv1.EntryList{}, errors: agentErrs},
 	"DELETE /files": {id: "removeFile", summary: "Remove a file or a directory, recursively", query: []param{pathQuery}, status: 204, errors: agentErrs},
 	"GET /files/list": {id: "listFiles", summary: "A directory's entries to a depth, sorted by path",
@@ -318,7 +319,7 @@ var agentOperations = map[string]op{
 	"GET /files/stat": {id: "statFile", summary: "A file's type, size, mode and time", query: []param{pathQuery},
 		status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
 	"POST /files/mkdir": {id: "makeDir", summary: "Make a directory and its parents (200 when it already exists)",
-		body: apiv1.PathRequest{}, bodyRequired: true, status: 201, response: apiv1.EntryInfo{}, also: map[int]any{200: apiv1.EntryInfo{}}, errors: agentErrs},
+		query: []param{userQuery}, body: apiv1.PathRequest{}, bodyRequired: true, status: 201, response: apiv1.EntryInfo{}, also: map[int]any{200: apiv1.EntryInfo{}}, errors: agentErrs},
 	"POST /files/move": {id: "moveFile", summary: "Move or rename a file or directory",
 		body: apiv1.MoveRequest{}, bodyRequired: true, status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
 	"GET /files/watch": {id: "watchFiles", summary: "Stream a directory's changes until the client leaves",
