@@ -13,6 +13,7 @@ type Plan struct {
 	MaxVCPU       float64 `json:"max_vcpu" minimum:"0" doc:"vCPU summed over the org's running sandboxes."`
 	MaxMemoryMB   int64   `json:"max_memory_mb" minimum:"0" doc:"Memory in MiB summed over the org's running sandboxes."`
 	MaxGPUPercent int     `json:"max_gpu_percent" minimum:"0" doc:"GPU share in percent of one card, summed over the org's running sandboxes: two whole cards are 200."`
+	MaxDiskMB     int64   `json:"max_disk_mb" minimum:"0" doc:"Disk in MiB: the writable-layer caps (diskMB) summed over the org's sandboxes that are starting, running or paused (hibernated too); checked at create."`
 	MaxMembers    int     `json:"max_members_per_workspace" minimum:"0" doc:"Members per workspace. A member beyond it is added, but the workspace's running sandboxes are paused (pause_reason member_limit_exceeded) and none starts or resumes there until it is back within the limit."`
 	MaxTimeout    int64   `json:"max_timeout" minimum:"0" doc:"Seconds: the longest timeout one sandbox may have."`
 }
@@ -25,6 +26,7 @@ type SetPlanRequest struct {
 	MaxVCPU       *float64 `json:"max_vcpu,omitempty" minimum:"0"`
 	MaxMemoryMB   int64    `json:"max_memory_mb,omitempty" minimum:"0"`
 	MaxGPUPercent int      `json:"max_gpu_percent,omitempty" minimum:"0"`
+	MaxDiskMB     int64    `json:"max_disk_mb,omitempty" minimum:"0"`
 	MaxMembers    int      `json:"max_members_per_workspace,omitempty" minimum:"0"`
 	MaxTimeout    int64    `json:"max_timeout,omitempty" minimum:"0" doc:"Seconds."`
 }

@@ -31,6 +31,7 @@ func (p *planFlags) add(cmd *cobra.Command) {
 	f.Float64Var(&p.vcpu, "max-vcpu", 0, "vCPU summed over running sandboxes (0: no limit)")
 	f.Int64Var(&p.req.MaxMemoryMB, "max-memory-mb", 0, "memory in MB summed over running sandboxes (0: no limit)")
 	f.IntVar(&p.req.MaxGPUPercent, "max-gpu-percent", 0, "GPU share in percent of one card summed over running sandboxes, 200 for two cards (0: no limit)")
+	f.Int64Var(&p.req.MaxDiskMB, "max-disk-mb", 0, "disk in MB: the writable-layer caps summed over sandboxes not yet deleted, paused ones too (0: no limit)")
 	f.IntVar(&p.req.MaxMembers, "max-members", 0, "members per workspace; beyond it the workspace's sandboxes pause (0: no limit)")
 	f.Var(durationValue{&p.timeout}, "max-timeout", "the longest timeout one sandbox may have, in seconds or as 1h (default: no limit)")
 }
@@ -57,6 +58,7 @@ func planText(p apiv1.Plan) string {
 	add(p.MaxVCPU > 0, "%g vCPU", p.MaxVCPU)
 	add(p.MaxMemoryMB > 0, "%d MB", p.MaxMemoryMB)
 	add(p.MaxGPUPercent > 0, "%d%% GPU", p.MaxGPUPercent)
+	add(p.MaxDiskMB > 0, "%d MB disk", p.MaxDiskMB)
 	add(p.MaxMembers > 0, "%d members/workspace", p.MaxMembers)
 	add(p.MaxTimeout > 0, "%s timeout", time.Duration(p.MaxTimeout)*time.Second)
 	text := "no limits"

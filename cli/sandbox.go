@@ -129,7 +129,7 @@ func reason(sb *apiv1.Sandbox) string {
 
 // sandboxDetail writes every field of a sandbox, its timeline last.
 func sandboxDetail(w io.Writer, sb *apiv1.Sandbox) error {
-	resources := fmt.Sprintf("%g vCPU, %d MB memory", sb.CPU, sb.MemoryMB)
+	resources := fmt.Sprintf("%g vCPU, %d MB memory, %d MB disk", sb.CPU, sb.MemoryMB, sb.DiskMB)
 	if sb.GPU != nil {
 		resources += ", GPU " + gpuText(*sb.GPU)
 	}

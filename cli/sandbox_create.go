@@ -16,7 +16,7 @@ func newSandboxCreate(g *globals) *cobra.Command {
 		Use:   "create TEMPLATE",
 		Short: "Create a sandbox from a template and print it, its ID first",
 		Example: "  sbx sandbox create base --timeout 30m --wait --env FOO=bar --metadata purpose=demo\n" +
-			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --gpu h100:1:50",
+			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --disk-mb 20480 --gpu h100:1:50",
 		Args: args("TEMPLATE"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
 			sb, err := c.Create(ctx, args[0], &o)
@@ -38,6 +38,7 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.BoolVar(&o.AutoPause, "auto-pause", false, "pause instead of kill on timeout")
 	f.Float64Var(&o.CPU, "cpu", 0, "vCPUs (default: the server's)")
 	f.Int64Var(&o.MemoryMB, "memory-mb", 0, "memory in MB (default: the server's)")
+	f.Int64Var(&o.DiskMB, "disk-mb", 0, "cap of the sandbox's writable layer in MB, held on the host's disk until it is deleted (default: the server's)")
 	f.Var(gpuValue{&o.GPU}, "gpu", "GPUs: type, count (default 1), percent of one card (25, 50, 75 or 100)")
 	f.StringVar(&o.Kind, "kind", "", "task (default), runtime or world")
 	return cmd

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/pricing"
 	"github.com/sbxdev/sbx/server"
 	"github.com/spf13/cobra"
@@ -62,7 +63,10 @@ func newServe(g *globals) *cobra.Command {
 	f.Var(prefixValue{&cfg.Local.Pool}, "pool", "IPv4 prefix sandbox addresses come from, split into /30s (default 10.201.0.0/16)")
 	f.BoolVar(&cfg.Local.DenyEgress, "deny-egress", false, "sandboxes reach nothing outside the host (default: the internet, but no private or metadata addresses)")
 	f.StringVar(&cfg.Local.GPUs, "gpus", os.Getenv("SBX_GPUS"), "GPU inventory as TYPE:COUNT,… (default: what nvidia-smi finds) ($SBX_GPUS)")
-	f.Int64Var(&cfg.Local.DiskMB, "disk-mb", 10<<10, "cap of each sandbox's writable layer, in MB")
+	f.Int64Var(&cfg.Local.DiskMB, "disk-mb", 10<<10, "cap of a sandbox's writable layer, in MB, when its create names none")
+	f.Int64Var(&cfg.Local.MaxDiskMB, "max-disk-mb", 0, "the largest writable layer a create may ask for, in MB (default: --disk-mb)")
+	cfg.Local.DiskReserve = local.DefaultReserve
+	f.Var(reserveValue{&cfg.Local.DiskReserve}, "disk-reserve", "disk the local provider keeps free in the data dir's filesystem, as a size (2GiB) or a share (5%): a create or resume that could leave less, once every live sandbox has written its layer to its cap, is refused (507)")
 	f.DurationVar(&cfg.HibernateAfter, "hibernate-after", 10*time.Minute, "hibernate sandboxes paused this long, releasing their memory (0: never)")
 	f.DurationVar(&cfg.MaxTimeout, "max-timeout", 24*time.Hour, "the longest timeout a sandbox may have")
 	f.DurationVar(&cfg.MeterInterval, "meter-interval", lifecycle.DefaultMeterInterval, "how often running and paused sandboxes are settled (state changes settle at once)")
@@ -101,6 +105,18 @@ func (v prefixValue) String() string {
 	}
 	return v.p.String()
 }
+
+// reserveValue is the --disk-reserve flag.
+type reserveValue struct{ r *local.Reserve }
+
+func (v reserveValue) Set(s string) (err error) {
+	*v.r, err = local.ParseReserve(s)
+	return err
+}
+
+func (v reserveValue) Type() string { return "SIZE|PERCENT" }
+
+func (v reserveValue) String() string { return v.r.String() }
 
 // kycValue is the --kyc flag: on or off, held as whether the gate is off.
 type kycValue struct{ off *bool }

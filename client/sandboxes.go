@@ -20,6 +20,7 @@ type CreateOptions struct {
 	AutoPause bool    // on timeout, pause instead of kill
 	CPU       float64 // vCPU
 	MemoryMB  int64
+	DiskMB    int64 // cap of the writable layer, in MiB
 	GPU       *apiv1.GPU
 	Kind      string // task (default), runtime or world
 }
@@ -54,6 +55,9 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 	}
 	if opts.MemoryMB != 0 {
 		req.MemoryMB = &opts.MemoryMB
+	}
+	if opts.DiskMB != 0 {
+		req.DiskMB = &opts.DiskMB
 	}
 	out, err := call[apiv1.Sandbox](ctx, c, http.MethodPost, "/api/v1/sandboxes", nil, req)
 	if err != nil {

@@ -85,13 +85,13 @@ func (s *Server) setPlan(w http.ResponseWriter, r *http.Request) {
 // parsePlan turns a plan body into limits; field names its fields' prefix.
 func parsePlan(b apiv1.SetPlanRequest, field string) (sbx.Plan, error) {
 	var p problems
-	plan := sbx.Plan{Name: b.Name, MaxSandboxes: b.MaxSandboxes, MaxMemoryMB: b.MaxMemoryMB, MaxGPUPercent: b.MaxGPUPercent, MaxMembers: b.MaxMembers}
+	plan := sbx.Plan{Name: b.Name, MaxSandboxes: b.MaxSandboxes, MaxMemoryMB: b.MaxMemoryMB, MaxGPUPercent: b.MaxGPUPercent, MaxDiskMB: b.MaxDiskMB, MaxMembers: b.MaxMembers}
 	for _, l := range []struct {
 		name string
 		v    int64
 	}{
 		{"max_sandboxes", int64(b.MaxSandboxes)}, {"max_memory_mb", b.MaxMemoryMB}, {"max_gpu_percent", int64(b.MaxGPUPercent)},
-		{"max_members_per_workspace", int64(b.MaxMembers)}, {"max_timeout", b.MaxTimeout},
+		{"max_members_per_workspace", int64(b.MaxMembers)}, {"max_timeout", b.MaxTimeout}, {"max_disk_mb", b.MaxDiskMB},
 	} {
 		if l.v < 0 {
 			p.Add(field+l.name, "%s must be 0 (no limit) or more", field+l.name)

@@ -66,6 +66,11 @@ func (cfg Config) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 		req.Resources.MemoryMB = *body.MemoryMB
 	}
 	cfg.memory(&p, "memoryMB", req.Resources.MemoryMB)
+	req.Resources.DiskMB = cfg.DefaultDiskMB
+	if body.DiskMB != nil {
+		req.Resources.DiskMB = *body.DiskMB
+	}
+	cfg.disk(&p, "diskMB", req.Resources.DiskMB)
 	if g := body.GPU; g != nil {
 		gpu := sbx.GPURequest{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
 		if gpu.Count == 0 {
@@ -132,6 +137,13 @@ func (cfg Config) milliCPU(p *problems, field string, cpu float64) int64 {
 		p.Add(field, "%s must be between 0.001 and %g vCPU", field, cfg.MaxCPU)
 	}
 	return int64(math.Round(cpu * 1000))
+}
+
+// disk checks a writable layer's cap in MiB given in field.
+func (cfg Config) disk(p *problems, field string, mb int64) {
+	if mb < 1 || mb > cfg.MaxDiskMB {
+		p.Add(field, "%s must be between 1 and %d (MiB of the sandbox's writable layer)", field, cfg.MaxDiskMB)
+	}
 }
 
 // memory checks a memory size in MiB given in field.

@@ -40,7 +40,7 @@ func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 		CreatedAt: sb.CreatedAt, StartedAt: timePtr(sb.StartedAt), PausedAt: timePtr(sb.PausedAt),
 		EndedAt: timePtr(sb.EndedAt), ExpiresAt: timePtr(sb.ExpiresAt), LastSettledAt: timePtr(sb.LastSettledAt),
 		Hibernated: sb.Hibernated, Timeout: int64(sb.Timeout / time.Second), AutoPause: sb.AutoPause,
-		CPU: float64(sb.Resources.MilliCPU) / 1000, MemoryMB: sb.Resources.MemoryMB,
+		CPU: float64(sb.Resources.MilliCPU) / 1000, MemoryMB: sb.Resources.MemoryMB, DiskMB: sb.Resources.DiskMB,
 		EnvVarNames: sb.EnvVarNames, Metadata: sb.Metadata,
 	}
 	running := s.mgr.Running(sb)

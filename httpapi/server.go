@@ -29,6 +29,8 @@ type Config struct {
 	HostMemoryMB  int64   // for quota checks; 0: unknown
 	DefaultCPU    float64
 	DefaultMemory int64
+	DefaultDiskMB int64                // the cap of a sandbox's writable layer when a create names none (the local provider's)
+	MaxDiskMB     int64                // the most disk one sandbox may ask for; default DefaultDiskMB
 	Engines       []apiv1.EngineStatus // isolation engines found at start
 	// KYCWebhookSecret signs the KYC webhook's requests; empty: the webhook is off (503).
 	KYCWebhookSecret string
@@ -62,6 +64,10 @@ func New(mgr *lifecycle.Manager, store *ledger.Store, cfg Config, clock sbx.Cloc
 	if cfg.HostCPUs == 0 {
 		cfg.HostCPUs = runtime.NumCPU()
 	}
+	if cfg.DefaultDiskMB == 0 {
+		cfg.DefaultDiskMB = 10 << 10
+	}
+	cfg.MaxDiskMB = max(cfg.MaxDiskMB, cfg.DefaultDiskMB)
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
 	for _, r := range s.routes() {
 		h := r.handler

@@ -46,7 +46,7 @@ func (s *Server) body(w http.ResponseWriter, r *http.Request, v any) bool {
 
 func renderPlan(p sbx.Plan) apiv1.Plan {
 	return apiv1.Plan{Name: p.Name, MaxSandboxes: p.MaxSandboxes, MaxVCPU: float64(p.MaxMilliCPU) / 1000, MaxMemoryMB: p.MaxMemoryMB,
-		MaxGPUPercent: p.MaxGPUPercent, MaxMembers: p.MaxMembers, MaxTimeout: int64(p.MaxTimeout / time.Second)}
+		MaxGPUPercent: p.MaxGPUPercent, MaxDiskMB: p.MaxDiskMB, MaxMembers: p.MaxMembers, MaxTimeout: int64(p.MaxTimeout / time.Second)}
 }
 
 func renderOrg(o sbx.Org) apiv1.Org {

@@ -27,12 +27,16 @@ type LocalConfig struct {
 	Pool         netip.Prefix // sandbox addresses; default 10.201.0.0/16
 	DenyEgress   bool         // sandboxes reach nothing outside
 	GPUs         string       // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
-	DiskMB       int64        // writable layer cap per sandbox; default 10 GiB
+	DiskMB       int64        // writable layer cap of a sandbox whose create names none; default 10 GiB
+	MaxDiskMB    int64        // the largest cap a create may ask for; default DiskMB
 	Agent        string       // the sbx binary run as every sandbox's agent; default this executable
 	// Name keeps this server's host resources apart from another's on the
 	// same host: it is the nftables table, the prefix of network namespaces
 	// and the cgroup parent. Default "sbx".
 	Name string
+	// DiskReserve is what creates and resumes leave free on the data dir's
+	// filesystem (serve's default: 2 GiB); zero keeps only the sandboxes' caps.
+	DiskReserve local.Reserve
 }
 
 // startLocal finds the engine (runsc, or runc) and, when it runs, builds the
@@ -73,7 +77,7 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 		}
 	}
 	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: lc.Agent, Templates: templates, Network: net,
-		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, CgroupParent: lc.Name})
+		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, DiskReserve: lc.DiskReserve, CgroupParent: lc.Name})
 	if err != nil {
 		return nil, st, err
 	}

@@ -141,6 +141,7 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
+		DefaultDiskMB: cfg.Local.DiskMB, MaxDiskMB: cfg.Local.MaxDiskMB,
 		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
