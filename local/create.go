@@ -3,6 +3,7 @@ package local
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,13 +13,14 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/local/gpu"
+	"github.com/sbxdev/sbx/template"
 )
 
 // Admit implements sbx.Admitter: a template this host lacks, or GPUs it
 // cannot place now, are refused before any row is written.
 func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 	if _, err := p.cfg.Templates.Current(spec.TemplateID); err != nil {
-		return sbx.Errorf(sbx.EInvalid, "%s", err.Error())
+		return p.noTemplate(spec.TemplateID, err)
 	}
 	if spec.Resources.GPU == nil {
 		return p.admitCreate(spec)
@@ -34,6 +36,26 @@ func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 	return p.admitCreate(spec)
 }
 
+// noTemplate is a create's refusal of a template this host cannot start:
+// for a tenant, that it does not exist and which do; how to build it is
+// the operator's (the internal cause, logged).
+func (p *Provider) noTemplate(name string, err error) error {
+	if !errors.Is(err, template.ErrNotBuilt) {
+		return sbx.Errorf(sbx.EInvalid, "%s", err.Error())
+	}
+	names := []string{}
+	if built, lerr := p.cfg.Templates.List(); lerr == nil {
+		for _, t := range built {
+			names = append(names, t.Name)
+		}
+	}
+	have := "none yet; ask the operator of this sbx to build one"
+	if len(names) > 0 {
+		have = strings.Join(names, ", ")
+	}
+	return &sbx.Error{Code: sbx.ENotFound, Message: fmt.Sprintf("template %s does not exist on this server; its templates: %s", name, have), Err: err}
+}
+
 // admitCreate admits the sandbox's writable layer on the host's disk (disk.go).
 func (p *Provider) admitCreate(spec sbx.Spec) error {
 	return p.admitDisk(spec.ProviderSandboxID, cmp.Or(spec.Resources.DiskMB, p.cfg.DiskMB)<<20, true, "create the sandbox")
@@ -42,7 +64,8 @@ func (p *Provider) admitCreate(spec sbx.Spec) error {
 // Create implements sbx.Provider: directory and record, network, GPU shares,
 // root and bundle, then `runsc run --detach` (or runc's). A failure undoes
 // all of it.
-func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error) {
+func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, err error) {
+	defer func() { err = p.hide(err) }()
 	if err := ctx.Err(); err != nil {
 		return sbx.Instance{}, err
 	}
@@ -159,19 +182,24 @@ func (p *Provider) start(ctx context.Context, m meta, token string, args ...stri
 	}
 	defer output.Close()
 	note(output, "%s with %s (template %s version %s)", map[string]string{"run": "starting", "restore": "restoring"}[args[0]], p.rs.Name(), m.Template, m.TemplateVersion)
-	if p.agent == "" || args[0] != "run" {
-		return p.rs.Start(ctx, m.Flags, output, args...)
+	var files []*os.File
+	if p.agent != "" && args[0] == "run" {
+		pipe, err := tokenPipe(token)
+		if err != nil {
+			return err
+		}
+		defer pipe.Close()
+		files = []*os.File{pipe}
+		pass := []string{"--pass-fd", fmt.Sprintf("%d:%d", tokenFD, tokenFD)} // runsc's descriptor 3 is the pipe (ExtraFiles[0])
+		if p.runc() {
+			pass = []string{"--preserve-fds", "1"}
+		}
+		args = append(append([]string{args[0]}, pass...), args[1:]...)
 	}
-	pipe, err := tokenPipe(token)
-	if err != nil {
+	if err := p.rs.StartWith(ctx, m.Flags, output, files, args...); err != nil {
 		return err
 	}
-	defer pipe.Close()
-	pass := []string{"--pass-fd", fmt.Sprintf("%d:%d", tokenFD, tokenFD)} // runsc's descriptor 3 is the pipe (ExtraFiles[0])
-	if p.runc() {
-		pass = []string{"--preserve-fds", "1"}
-	}
-	return p.rs.StartWith(ctx, m.Flags, output, []*os.File{pipe}, append(append([]string{args[0]}, pass...), args[1:]...)...)
+	return p.privateFiles(m.ProviderID)
 }
 
 // placeGPUs places the GPU shares a sandbox asked for, preferring the cards

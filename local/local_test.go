@@ -61,24 +61,26 @@ func missing() string {
 	return ""
 }
 
-// testPool is the address pool of the package's sandboxes, apart from the
-// default pool and from the network package's tests.
-var testPool = netip.MustParsePrefix("10.236.0.0/22")
-
-// newProvider returns a provider with its own data directory and its own
-// nftables table; at cleanup every sandbox it holds is destroyed.
+// newProvider returns a provider with its own data directory, and a name
+// (nftables table, namespaces, cgroup parent) and pool of its own
+// (testenv.NewInstance); at cleanup every sandbox it holds is destroyed.
 func newProvider(t *testing.T) *Provider { return newEngineProvider(t, EngineRunsc) }
 
 // newEngineProvider is newProvider with the given engine.
 func newEngineProvider(t *testing.T, engine string) *Provider {
+	return newInstanceProvider(t, engine, testenv.NewInstance(t))
+}
+
+// newInstanceProvider is newProvider with the given engine and instance.
+func newInstanceProvider(t *testing.T, engine string, in testenv.Instance) *Provider {
 	dir := t.TempDir()
-	net, err := network.New(network.Config{Pool: testPool, StateDir: filepath.Join(dir, "network"),
-		Table: "sbxlocaltest", Nameservers: []netip.Addr{}})
+	net, err := network.New(network.Config{Pool: in.Pool, StateDir: filepath.Join(dir, "network"),
+		Table: in.Name, Nameservers: []netip.Addr{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, err := New(Config{DataDir: dir, Engine: engine, Runsc: os.Getenv("SBX_RUNSC"), Templates: templates, Network: net,
-		WatchEvery: 50 * time.Millisecond, CgroupParent: "sbxlocaltest"})
+		WatchEvery: 50 * time.Millisecond, CgroupParent: in.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,10 +404,14 @@ func TestListAfterRestart(t *testing.T) {
 func TestUnknownTemplate(t *testing.T) {
 	p := newProvider(t)
 	spec := sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: "tnope", TemplateID: "nope"}
-	if err := p.Admit(context.Background(), spec); sbx.ErrorCode(err) != sbx.EInvalid || !strings.Contains(err.Error(), "sbx template build nope") {
+	err := p.Admit(context.Background(), spec)
+	if sbx.ErrorCode(err) != sbx.ENotFound || sbx.ErrorMessage(err) != "template nope does not exist on this server; its templates: base" {
 		t.Fatalf("Admit of an unknown template: %v", err)
 	}
-	_, err := p.Create(context.Background(), spec)
+	if !strings.Contains(err.Error(), "sbx template build nope") {
+		t.Fatalf("the operator's hint is not the internal cause: %v", err)
+	}
+	_, err = p.Create(context.Background(), spec)
 	if err == nil || !strings.Contains(err.Error(), "sbx template build nope") {
 		t.Fatalf("unknown template: %v", err)
 	}

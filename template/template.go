@@ -120,13 +120,16 @@ func (s Store) Current(name string) (Template, error) {
 	}
 	version, err := os.Readlink(filepath.Join(s.Dir, name, "current"))
 	if errors.Is(err, os.ErrNotExist) {
-		return Template{}, fmt.Errorf("template %s is not built: run `sbx template build %s`", name, name)
+		return Template{}, fmt.Errorf("template %s is not built: run `sbx template build %s`: %w", name, name, ErrNotBuilt)
 	}
 	if err != nil {
 		return Template{}, err
 	}
 	return s.load(name, version)
 }
+
+// ErrNotBuilt is Current's error for a template this host has not built.
+var ErrNotBuilt = errors.New("no such template")
 
 // List returns the current version of every built template, by name.
 func (s Store) List() ([]Template, error) {
