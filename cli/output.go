@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,12 +61,23 @@ func printJSON(w io.Writer, v any) error {
 
 // table writes rows under a header, in aligned columns.
 func table(w io.Writer, header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	for _, r := range append([][]string{header}, rows...) {
-		// Trailing empty cells would pad the line with spaces.
-		fmt.Fprintln(tw, strings.TrimRight(strings.Join(r, "\t"), "\t"))
+		// Every cell ends in a tab, so that a row whose last cells are
+		// empty stays in its columns; the padding that leaves at the end of
+		// a line is trimmed below.
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+strings.Repeat("\n", strings.Count(line, "\n"))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // field is one line of a detail view.

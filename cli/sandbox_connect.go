@@ -29,7 +29,7 @@ func newSandboxConnect(g *globals) *cobra.Command {
 			})
 		}),
 	}
-	cmd.Flags().Var(durationValue{&o.Timeout}, "timeout", "new timeout from now, in seconds or as 1h (default: keep the sandbox's)")
+	cmd.Flags().Var(durationValue{&o.Timeout}, "timeout", "keep a running sandbox at least this long from now, in seconds or as 1h: it only extends, never shortens, the time left (use `sbx sandbox timeout` to set it exactly); a paused sandbox resumes with this timeout (default: the sandbox's own)")
 	cmd.Flags().BoolVar(&o.RotateAccessToken, "rotate-token", false, "give the sandbox a new access token; the old one stops working")
 	return cmd
 }
