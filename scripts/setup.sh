@@ -3,7 +3,12 @@
 # builds the static binary into /usr/local/bin/sbx and gVisor's runsc into the
 # data dir, and runs `sbx serve` in the foreground (data in /var/lib/sbx, API
 # on 127.0.0.1:7070).
-[ "$(id -u)" = 0 ] || { echo "sbx: run this as root: sudo $0" >&2; exit 1; }
+# As root it runs as it is (a fresh Debian may have no sudo); otherwise it
+# runs itself again through sudo.
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { echo "sbx: run this as root (there is no sudo here)" >&2; exit 1; }
+  exec sudo -E "$0" "$@"
+fi
 source "$(dirname "$0")/lib.sh"
 ensure_go
 apt_install debootstrap nftables iproute2
