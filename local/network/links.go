@@ -20,9 +20,15 @@ import (
 const sandboxIf = "eth0"
 
 // hostIfName names the host end of a sandbox's veth: "sbx" and 12 hex digits
-// of a hash of the ID, within the kernel's 15 characters.
-func hostIfName(id string) string {
-	sum := sha256.Sum256([]byte(id))
+// of a hash of the instance's table and the ID, within the kernel's 15
+// characters, so that instances never name (or remove) each other's. The
+// default table hashes the ID alone, as sbx did before instances had names.
+func hostIfName(table, id string) string {
+	key := table + "/" + id
+	if table == defaultTable {
+		key = id
+	}
+	sum := sha256.Sum256([]byte(key))
 	return "sbx" + hex.EncodeToString(sum[:6])
 }
 

@@ -1,5 +1,5 @@
 // Package network gives each local sandbox its own network: a network
-// namespace (/run/netns/sbx-<id>) holding one end of a veth pair, named eth0,
+// namespace (/run/netns/<table>-<id>) holding one end of a veth pair, named eth0,
 // with an IPv4 address from a /30 of a pool; the host end is the sandbox's
 // gateway. One nftables table (family inet) NATs the pool to the outside and
 // enforces each sandbox's egress policy: the internet is allowed, private,
@@ -30,7 +30,12 @@ import (
 type Config struct {
 	Pool     netip.Prefix // addresses for sandboxes, split into /30s; default 10.201.0.0/16
 	StateDir string       // where each attachment is recorded, one JSON file per sandbox
-	Table    string       // nftables table name (family inet), also the prefix of namespace names; default "sbx"
+	// Table names the instance (instance.go): it is the nftables table
+	// (family inet), the prefix of namespace names and part of the hash
+	// that names host interfaces; default "sbx". New refuses a name that
+	// another instance with another StateDir holds, and a Pool that
+	// overlaps another sbx table's.
+	Table string
 
 	// Nameservers may be reached on port 53 (udp and tcp) by every sandbox
 	// without DenyAll, even on private addresses. Default: the IPv4
@@ -67,14 +72,29 @@ var (
 	validTable  = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 )
 
-// New checks cfg, enables IPv4 forwarding and (re)installs the nftables table
-// from the attachments recorded in cfg.StateDir, so that a restart keeps
-// running sandboxes' rules and addresses.
+// New checks cfg, claims its name and pool on this host (instance.go),
+// enables IPv4 forwarding and (re)installs the nftables table from the
+// attachments recorded in cfg.StateDir, so that a restart keeps running
+// sandboxes' rules and addresses.
 func New(cfg Config) (*Manager, error) {
 	cfg, err := withDefaults(cfg)
 	if err != nil {
 		return nil, err
 	}
+	ctx := context.Background()
+	done, err := claim(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := open(ctx, cfg)
+	if err := errors.Join(err, done(err == nil)); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// open installs the table of cfg's recorded attachments.
+func open(ctx context.Context, cfg Config) (*Manager, error) {
 	attached, err := loadRecords(cfg.StateDir, cfg.Pool)
 	if err != nil {
 		return nil, err
@@ -83,7 +103,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, attached: attached}
-	if err := m.syncRules(context.Background()); err != nil {
+	if err := m.syncRules(ctx); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -99,6 +119,11 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.StateDir == "" {
 		return cfg, errors.New("network: Config.StateDir is required")
 	}
+	dir, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return cfg, fmt.Errorf("network: state directory: %w", err)
+	}
+	cfg.StateDir = dir
 	if cfg.Table == "" {
 		cfg.Table = defaultTable
 	}
@@ -156,7 +181,7 @@ func (m *Manager) Attach(ctx context.Context, id string, p Policy) (Attachment, 
 	a := Attachment{
 		ID:      id,
 		Netns:   m.netns(id),
-		HostIf:  hostIfName(id),
+		HostIf:  hostIfName(m.cfg.Table, id),
 		Addr:    addr,
 		Gateway: gw,
 		Policy:  p,
@@ -213,12 +238,14 @@ func (m *Manager) Detach(ctx context.Context, id string) error {
 
 func (m *Manager) detach(ctx context.Context, id string) error {
 	var errs []error
-	if _, ok := m.attached[id]; ok {
+	hostIf := hostIfName(m.cfg.Table, id)
+	if a, ok := m.attached[id]; ok {
+		hostIf = a.HostIf
 		delete(m.attached, id)
 		errs = append(errs, m.syncRules(ctx))
 	}
 	errs = append(errs,
-		removeVeth(hostIfName(id)),
+		removeVeth(hostIf),
 		removeNetns(m.netns(id)),
 		removeRecord(m.cfg.StateDir, id))
 	return errors.Join(errs...)
