@@ -188,7 +188,7 @@ func TestGet(t *testing.T) {
 func TestCreate(t *testing.T) {
 	a := newAPI(t, map[string]answer{"POST /api/v1/sandboxes": {201, running}})
 	code, out, errOut := sbx(t, "sandbox", "create", "base", "--timeout", "30m", "--wait", "--env", "FOO=bar",
-		"--metadata", "purpose=demo", "--auto-pause", "--cpu", "1.5", "--memory-mb", "1024", "--gpu", "h100:1:50", "--kind", "runtime")
+		"--metadata", "purpose=demo", "--auto-pause", "--cpu", "1.5", "--memory-mb", "1024", "--disk-mb", "2048", "--gpu", "h100:1:50", "--kind", "runtime")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -196,7 +196,7 @@ func TestCreate(t *testing.T) {
 		t.Errorf("first line = %q, want the sandbox ID", first)
 	}
 	want := map[string]any{"templateID": "base", "timeout": 1800.0, "waitReady": true, "envVars": map[string]any{"FOO": "bar"},
-		"metadata": map[string]any{"purpose": "demo"}, "autoPause": true, "cpu": 1.5, "memoryMB": 1024.0,
+		"metadata": map[string]any{"purpose": "demo"}, "autoPause": true, "cpu": 1.5, "memoryMB": 1024.0, "diskMB": 2048.0,
 		"gpu": map[string]any{"type": "h100", "count": 1.0, "fraction": 50.0}, "kind": "runtime"}
 	if got := a.requests()[0].Body; !reflect.DeepEqual(got, want) {
 		t.Errorf("body = %v\nwant %v", got, want)

@@ -27,7 +27,7 @@ func wantRequests(t *testing.T, a *api, want ...seen) {
 
 func TestOrgCommands(t *testing.T) {
 	org := `{"id":"org-2","name":"acme","kyc_status":"verified","plan":{"name":"","max_sandboxes":2,"max_vcpu":1.5,"max_memory_mb":0,
-		"max_gpu_percent":0,"max_members_per_workspace":0,"max_timeout":3600},"created_at":"2026-01-02T03:04:05Z"}`
+		"max_gpu_percent":0,"max_disk_mb":10240,"max_members_per_workspace":0,"max_timeout":3600},"created_at":"2026-01-02T03:04:05Z"}`
 	a := newAPI(t, map[string]answer{
 		"POST /api/v1/admin/orgs": {201, `{"org":` + org + `,"workspace":{"id":"ws-2","name":"default"},"project":{"id":"p-2","name":"default","workspace_id":"ws-2"},
 			"key":{"id":"key-2","name":"owner","prefix":"sbx_12","scope":"org"},"secret":"sbx_secret"}`},
@@ -37,14 +37,14 @@ func TestOrgCommands(t *testing.T) {
 		"PUT /api/v1/admin/users/ada@example.com/verification": {200, `{"id":"u-1","email":"ada@example.com","kyc_status":"pending"}`},
 	})
 	code, out, errOut := sbx(t, "org", "create", "acme", "--verification", "verified", "--max-sandboxes", "2", "--max-vcpu", "1.5", "--max-timeout", "1h")
-	if code != 0 || !strings.HasPrefix(out, "sbx_secret\n") || !strings.Contains(out, "2 sandboxes, 1.5 vCPU, 1h0m0s timeout") {
+	if code != 0 || !strings.HasPrefix(out, "sbx_secret\n") || !strings.Contains(out, "2 sandboxes, 1.5 vCPU, 10240 MB disk, 1h0m0s timeout") {
 		t.Fatalf("org create: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = sbx(t, "org", "list")
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 2 || !strings.Contains(lines[1], "org-2  acme  verified") {
 		t.Fatalf("org list: %d\n%s", code, out)
 	}
-	code, out, _ = sbx(t, "org", "plan", "acme", "--max-members", "1")
+	code, out, _ = sbx(t, "org", "plan", "acme", "--max-members", "1", "--max-disk-mb", "20480")
 	if code != 0 || !strings.Contains(out, "paused (member_limit_exceeded): i1 i2") {
 		t.Fatalf("org plan: %d %q", code, out)
 	}
@@ -60,7 +60,7 @@ func TestOrgCommands(t *testing.T) {
 		seen{Method: "POST", Path: "/api/v1/admin/orgs", Body: map[string]any{"name": "acme", "kyc_status": "verified",
 			"plan": map[string]any{"max_sandboxes": 2.0, "max_vcpu": 1.5, "max_timeout": 3600.0}}},
 		seen{Method: "GET", Path: "/api/v1/admin/orgs"},
-		seen{Method: "PUT", Path: "/api/v1/admin/orgs/acme/plan", Body: map[string]any{"max_members_per_workspace": 1.0}},
+		seen{Method: "PUT", Path: "/api/v1/admin/orgs/acme/plan", Body: map[string]any{"max_members_per_workspace": 1.0, "max_disk_mb": 20480.0}},
 		seen{Method: "PUT", Path: "/api/v1/admin/orgs/acme/verification", Body: map[string]any{"status": "verified"}},
 		seen{Method: "PUT", Path: "/api/v1/admin/users/ada@example.com/verification", Body: map[string]any{"status": "pending"}},
 	)
