@@ -11,7 +11,8 @@ import (
 
 // Kill implements sbx.Provider: the container, its network, its GPU shares,
 // its cgroups and its directory go. What is already gone is fine.
-func (p *Provider) Kill(ctx context.Context, h sbx.Handle) error {
+func (p *Provider) Kill(ctx context.Context, h sbx.Handle) (err error) {
+	defer func() { err = p.hide(err) }()
 	id, err := handleID(h)
 	if err != nil {
 		return err

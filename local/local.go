@@ -103,8 +103,11 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("engine %q is not one the local provider runs (runsc or runc)", cfg.Engine)
 	}
 	p := &Provider{cfg: cfg, rs: rs, pending: map[string]pendingDisk{}}
-	for _, d := range []string{p.rs.Root, p.sandboxesDir()} {
+	for _, d := range []string{p.rs.Root, p.sandboxesDir()} { // 0700 even when an older sbx made them
 		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
 			return nil, err
 		}
 	}

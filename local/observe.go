@@ -36,9 +36,9 @@ func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error
 	for sc.Scan() {
 		if stamp, text, ok := parseNote(sc.Text()); ok {
 			at = stamp
-			lines = append(lines, sbx.LogLine{At: at, Source: Name, Line: text})
+			lines = append(lines, sbx.LogLine{At: at, Source: Name, Line: p.scrub(text)})
 		} else {
-			lines = append(lines, sbx.LogLine{At: at, Source: "output", Line: sc.Text()})
+			lines = append(lines, sbx.LogLine{At: at, Source: "output", Line: p.scrub(sc.Text())})
 		}
 	}
 	return lines, sc.Err()

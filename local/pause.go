@@ -13,7 +13,8 @@ import (
 
 // Pause implements sbx.Provider: the sandbox is frozen, its memory, its
 // processes and its GPU shares kept.
-func (p *Provider) Pause(ctx context.Context, h sbx.Handle) error {
+func (p *Provider) Pause(ctx context.Context, h sbx.Handle) (err error) {
+	defer func() { err = p.hide(err) }()
 	m, end, err := p.load(h, stateRunning)
 	if err != nil {
 		return err
@@ -30,7 +31,8 @@ func (p *Provider) Pause(ctx context.Context, h sbx.Handle) error {
 // writable layer are checkpointed into its directory, then its runsc
 // container goes, with its memory and GPU shares. Its network stays, so
 // that it wakes with the same address.
-func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) error {
+func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) (err error) {
+	defer func() { err = p.hide(err) }()
 	if p.runc() {
 		return sbx.Errorf(sbx.EUnsupported, "this host runs sandboxes with runc, which cannot checkpoint them: only the runsc engine hibernates; pause keeps a sandbox in memory")
 	}
@@ -43,7 +45,13 @@ func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) error {
 	if err := os.RemoveAll(image); err != nil {
 		return err
 	}
+	if err := os.Mkdir(image, 0o700); err != nil { // before runsc, which would make it 0755
+		return err
+	}
 	if _, err := p.rs.Run(ctx, m.Flags, "checkpoint", "--image-path", image, "--compression=none", m.ProviderID); err != nil {
+		return err
+	}
+	if err := p.privateFiles(m.ProviderID); err != nil {
 		return err
 	}
 	// From here the checkpoint is the sandbox: record that before anything can fail.
@@ -52,14 +60,15 @@ func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) error {
 	if err := p.writeMeta(m); err != nil {
 		return err
 	}
-	p.appendNote(m.ProviderID, "hibernated to %s", image)
+	p.appendNote(m.ProviderID, "hibernated")
 	return p.deleteContainer(ctx, m.ProviderID) // it was just checkpointed: no lookup needed
 }
 
 // Resume implements sbx.Provider: a paused sandbox continues; a hibernated
 // one is restored from its checkpoint, its GPU shares placed again
 // (preferring the cards it had).
-func (p *Provider) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error) {
+func (p *Provider) Resume(ctx context.Context, h sbx.Handle) (_ sbx.Handle, err error) {
+	defer func() { err = p.hide(err) }()
 	m, end, err := p.load(h, statePaused, stateHibernated)
 	if err != nil {
 		return sbx.Handle{}, err

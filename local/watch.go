@@ -71,5 +71,5 @@ func (p *Provider) diagnose(m meta) string {
 	if len(last) == 0 {
 		return "the sandbox stopped running (runsc exited without a message)"
 	}
-	return "the sandbox stopped running; its last log lines: " + strings.Join(last, " | ")
+	return p.scrub("the sandbox stopped running; its last log lines: " + strings.Join(last, " | "))
 }
