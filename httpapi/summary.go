@@ -117,10 +117,11 @@ func (s *Server) hostQuotas(r *http.Request, out *apiv1.Summary) ([]apiv1.Quota,
 	if !ok {
 		return qs, nil
 	}
-	room := d.Free - d.Reserve
-	out.Disk = &apiv1.DiskStatus{TotalMB: d.Total >> 20, FreeMB: d.Free >> 20, ReservedBySandboxes: d.Committed >> 20, ReserveMB: d.Reserve >> 20,
-		AvailableMB: max(room-d.Committed, 0) >> 20}
-	qs = append(qs, quota("host_disk_mb", float64(max(room, 0)>>20), float64(d.Committed>>20),
+	disk := &apiv1.DiskStatus{TotalMB: d.Total >> 20, FreeMB: d.Free >> 20, ReservedBySandboxes: d.Committed >> 20, ReserveMB: d.Reserve >> 20}
+	room := max(disk.FreeMB-disk.ReserveMB, 0)
+	disk.AvailableMB = max(room-disk.ReservedBySandboxes, 0)
+	out.Disk = disk
+	qs = append(qs, quota("host_disk_mb", float64(room), float64(disk.ReservedBySandboxes),
 		"what the running and paused sandboxes of every org may still write to their layers (caps less what they hold), against this host's free disk less its reserve; a create or resume that would pass it is refused (507)"))
 	if out.Disk.AvailableMB < s.cfg.DefaultDiskMB {
 		out.NextActions = append(out.NextActions, fmt.Sprintf("This host's disk has room for a sandbox of at most %d MB (diskMB; the default is %d): delete sandboxes you no longer need (a paused one keeps its disk), or ask the operator for room.",
