@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/creack/pty"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/ledger"
 )
@@ -45,8 +46,9 @@ func TestBootstrapMakesAVerifiedOrgAndTheOperatorsKey(t *testing.T) {
 	if rt, err := store.Runtime(ctx, c.Project.ID); err != nil || rt.Status != sbx.RuntimeIdle {
 		t.Fatalf("the default project's runtime: %+v %v", rt, err)
 	}
-	if !strings.Contains(out.String(), secret) {
-		t.Errorf("the key was not printed: %q", out.String())
+	// out is no terminal (a log, a journal): the key is not in it, its file is.
+	if strings.Contains(out.String(), secret) || !strings.Contains(out.String(), filepath.Join(dir, KeyFile)) {
+		t.Errorf("the first start's output, not a terminal: %q", out.String())
 	}
 	cfg.Out = io.Discard
 	if err := bootstrap(ctx, store, cfg); err != nil {
@@ -54,5 +56,31 @@ func TestBootstrapMakesAVerifiedOrgAndTheOperatorsKey(t *testing.T) {
 	}
 	if n, _ := store.CountOrgs(ctx); n != 1 {
 		t.Fatalf("%d orgs after a second start", n)
+	}
+}
+
+// On a terminal, the first start shows the operator's key once, besides
+// writing it to its file.
+func TestBootstrapShowsTheKeyOnATerminal(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := ledger.Open(ctx, filepath.Join(dir, "ledger.db"), bytes.Repeat([]byte{9}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	terminal, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer terminal.Close()
+	if err := bootstrap(ctx, store, withDefaults(Config{DataDir: dir, Out: tty, Log: slog.New(slog.DiscardHandler)})); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close() // the terminal then reads what was written, and ends
+	shown, _ := io.ReadAll(terminal)
+	key, err := os.ReadFile(filepath.Join(dir, KeyFile))
+	if err != nil || !strings.Contains(string(shown), strings.TrimSpace(string(key))) {
+		t.Errorf("the terminal shows %q, the key file holds %q (%v)", shown, key, err)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
+	"golang.org/x/sys/unix"
 )
 
 // Config is everything serve can be told.
@@ -41,7 +42,7 @@ type Config struct {
 	Providers       []sbx.Provider
 	Clock           sbx.Clock
 	Log             *slog.Logger
-	Out             io.Writer // where the first-start admin key is printed
+	Out             io.Writer // where the first-start admin key is printed, if it is a terminal (else only where it is written)
 
 	// KYCOff is serve --kyc off: creating sandboxes needs no verified org or user.
 	KYCOff bool
@@ -240,9 +241,24 @@ func bootstrap(ctx context.Context, store *ledger.Store, cfg Config) error {
 	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
 		return fmt.Errorf("writing the admin key: %w", err)
 	}
-	fmt.Fprintf(cfg.Out, "Created org \"default\" with an admin API key (shown once; also in %s):\n\n    %s\n\n", path, secret)
+	if isTerminal(cfg.Out) {
+		fmt.Fprintf(cfg.Out, "Created org \"default\" with an admin API key (shown once; also in %s):\n\n    %s\n\n", path, secret)
+	} else { // a log, a pipe, a service's journal: the key stays in its file
+		fmt.Fprintf(cfg.Out, "Created org \"default\" with an admin API key, written to %s (readable by its owner only); it is printed only to a terminal.\n", path)
+	}
 	cfg.Log.Info("first start: created the default org and admin key", "key_file", path)
 	return nil
+}
+
+// isTerminal reports whether w is a terminal, where the first-start key may
+// be shown: anything else may be a log that keeps it.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // hostMemoryMB reads the host's memory from /proc/meminfo; 0 when unknown.
