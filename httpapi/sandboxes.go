@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/ledger"
@@ -104,6 +105,9 @@ func parseFilter(q url.Values, allowed []string) (ledger.Filter, error) {
 	}
 	var p problems
 	f := ledger.Filter{TemplateID: q.Get("template"), ProjectID: q.Get("project_id"), Cursor: q.Get("cursor")}
+	if f.ProjectID != "" && uuid.Validate(f.ProjectID) != nil {
+		p.Add("project_id", "project_id %q must be a project's ID (a UUID)", f.ProjectID)
+	}
 	for _, v := range q["state"] {
 		for _, st := range strings.Split(v, ",") {
 			if !sbx.State(st).Valid() {

@@ -51,6 +51,17 @@ func TestRefusedInputChangesNothing(t *testing.T) {
 		t.Errorf("a long ID: %d, %d bytes of answer", status, len(data))
 	}
 
+	// Query values: empty, given twice, or not what they name.
+	s.fail(acme.Secret, "GET", "/api/v1/sandboxes?limit=", nil, 400, "invalid", "query parameter limit is empty")
+	s.fail(acme.Secret, "GET", "/api/v1/sandboxes?limit=1&limit=2", nil, 400, "invalid", "query parameter limit is given 2 times")
+	s.call(acme.Secret, "GET", "/api/v1/sandboxes?state=running&state=paused", nil, 200, nil)
+	s.fail(acme.Secret, "GET", "/api/v1/org/acme/sandboxes?project_id=nope", nil, 400, "invalid", `project_id "nope" must be a project's ID (a UUID)`)
+	s.fail(acme.Secret, "DELETE", "/api/v1/org/acme/sandboxes/"+sb.SandboxID+"?force=1", nil, 400, "invalid", `unknown query parameter "force"`)
+	s.call(acme.Secret, "GET", "/api/v1/sandboxes/"+sb.SandboxID, nil, 200, &got)
+	if got.State != "running" {
+		t.Fatalf("a refused delete left the sandbox %s", got.State)
+	}
+
 	// A JSON body must say so.
 	req, _ := http.NewRequest("POST", s.url+"/api/v1/org/acme/workspaces", strings.NewReader(`{"name":"research"}`))
 	req.Header.Set("Authorization", "Bearer "+acme.Secret)
