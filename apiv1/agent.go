@@ -84,15 +84,18 @@ type StartCommandRequest struct {
 	Background bool              `json:"background,omitempty" doc:"Answer 201 with the command at once instead of streaming its output."`
 }
 
-// CommandEvent is one line of a command's stream.
+// CommandEvent is one line of a command's stream. A stream whose sandbox
+// stops running (deleted, paused, timed out, failed: out of memory, …)
+// before the command ends ends with an event of type error from serve, its
+// Error saying why.
 type CommandEvent struct {
-	Type     string `json:"type" enum:"start,stdout,stderr,end"`
+	Type     string `json:"type" enum:"start,stdout,stderr,end,error"`
 	PID      int    `json:"pid,omitempty"`      // on start
 	Tag      string `json:"tag,omitempty"`      // on start
 	Data     []byte `json:"data,omitempty"`     // stdout, stderr: the bytes, base64 in JSON
 	ExitCode *int   `json:"exitCode,omitempty"` // on end: the exit status, -1 when killed by a signal
 	Signal   string `json:"signal,omitempty"`   // on end: the signal that killed it, e.g. KILL
-	Error    string `json:"error,omitempty"`    // on end: why it ended other than by exiting, e.g. a timeout
+	Error    string `json:"error,omitempty"`    // on end: why it ended other than by exiting, e.g. a timeout; on error: why the stream ended
 }
 
 // CommandInfo describes a command or a PTY.
@@ -175,9 +178,11 @@ type MoveRequest struct {
 	To   string `json:"to"`
 }
 
-// FileEvent is one line of a watch stream.
+// FileEvent is one line of a watch stream. A watch whose sandbox stops
+// running ends with an event of type error from serve, its Error saying why.
 type FileEvent struct {
-	Type string    `json:"type" enum:"create,write,remove,rename,chmod"`
-	Path string    `json:"path"`
-	At   time.Time `json:"at"`
+	Type  string    `json:"type" enum:"create,write,remove,rename,chmod,error"`
+	Path  string    `json:"path"`
+	At    time.Time `json:"at"`
+	Error string    `json:"error,omitempty"`
 }

@@ -276,6 +276,8 @@ func (o *output) event(e apiv1.CommandEvent) error {
 		o.chunk(&o.stdout, o.onStdout, e.Data)
 	case "stderr":
 		o.chunk(&o.stderr, o.onStderr, e.Data)
+	case "error":
+		return &SandboxStoppedError{Reason: e.Error}
 	case "end":
 		o.ended = true
 		o.res.ExitCode, o.res.Signal, o.res.Error = -1, e.Signal, e.Error

@@ -29,3 +29,12 @@ func readError(resp *http.Response) *apiv1.Error {
 	}
 	return &apiv1.Error{Code: resp.StatusCode, Type: apiv1.ErrorType(resp.StatusCode), Detail: detail}
 }
+
+// SandboxStoppedError ends a stream (a command's output, a terminal, a
+// watch) whose sandbox stopped running first: Reason is serve's word for
+// why, e.g. "sandbox sbx-… failed: out of memory: …", "sandbox sbx-… was
+// deleted". Whatever the stream followed ended with the sandbox, or is
+// paused with it.
+type SandboxStoppedError struct{ Reason string }
+
+func (e *SandboxStoppedError) Error() string { return e.Reason }

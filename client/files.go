@@ -187,7 +187,13 @@ func (f *Files) Watch(ctx context.Context, path string, recursive bool, onEvent 
 	go func() {
 		defer close(w.done)
 		defer resp.Body.Close()
-		w.err = readNDJSON(resp.Body, func(e apiv1.FileEvent) error { onEvent(e); return nil })
+		w.err = readNDJSON(resp.Body, func(e apiv1.FileEvent) error {
+			if e.Type == "error" {
+				return &SandboxStoppedError{Reason: e.Error}
+			}
+			onEvent(e)
+			return nil
+		})
 		switch {
 		case errors.Is(context.Cause(ctx), errStopped):
 			w.err = nil

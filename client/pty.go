@@ -141,6 +141,11 @@ func (h *PtyHandle) read(ctx context.Context, onData func([]byte)) {
 		case ctx.Err() != nil:
 			h.err = fmt.Errorf("terminal %d: %w", h.pid, context.Cause(ctx))
 			return
+		case websocket.CloseStatus(err) == websocket.StatusGoingAway:
+			var ce websocket.CloseError
+			errors.As(err, &ce)
+			h.err = fmt.Errorf("terminal %d: %w", h.pid, &SandboxStoppedError{Reason: ce.Reason})
+			return
 		case err != nil:
 			h.err = fmt.Errorf("terminal %d: the connection ended before the terminal exited: %w", h.pid, err)
 			return

@@ -2,14 +2,17 @@ package httpapi
 
 import (
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httputil"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/agentcall"
+	"github.com/sbxdev/sbx/lifecycle"
 )
 
 // agentRoutes are the agent's routes (apiv1/agent.go) as serve proxies them
@@ -42,20 +45,45 @@ var agentRoutes = []struct{ method, pattern string }{
 // (or woken) first when it is paused.
 func (s *Server) agentProxy(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	sb, addr, err := s.mgr.Agent(r.Context(), caller(r), id)
+	a, err := s.mgr.Agent(r.Context(), caller(r), id)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	s.proxy(w, r, sb, addr, strings.TrimPrefix(r.URL.Path, "/api/v1/sandboxes/"+id))
+	defer a.Close()
+	s.proxy(w, r, a, strings.TrimPrefix(r.URL.Path, "/api/v1/sandboxes/"+id))
 }
 
-// proxy sends r to the agent at addr as path, streaming both ways
-// (WebSocket upgrades included).
-func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, addr, path string) {
+// proxy sends r to the agent a reaches as path, streaming both ways
+// (WebSocket upgrades included). When the sandbox stops running meanwhile
+// (a.Context ends), the answer ends at once, saying why: a refusal before
+// the agent answered; a last {"type":"error","error":…} line on an NDJSON
+// stream (a command's output, a watch); a close frame (1001, going away)
+// on a terminal's WebSocket.
+func (s *Server) proxy(w http.ResponseWriter, r *http.Request, a *lifecycle.AgentConn, path string) {
+	sb, addr := a.Sandbox, a.Addr
+	body := &readToEnd{ReadCloser: r.Body}
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		body.end.Store(true)
+	}
+	// unread closes the caller's connection after an answer that came
+	// before the whole body (the agent refused it unread). In full duplex
+	// (below), the server leaves the body alone until the handler returns,
+	// then reads what is left of it to find the next request, while the
+	// transport may still be reading it: that panicked serve's HTTP server
+	// ("invalid concurrent Body.Read call", golang.org/issue/68560). And
+	// what is left might be large, or never end.
+	unread := func(h http.Header) {
+		if !body.end.Load() {
+			h.Set("Connection", "close")
+		}
+	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.URL.Path, pr.Out.URL.RawPath = "http", agentcall.Host(sb, addr), path, ""
+			if pr.Out.Body != nil && pr.Out.Body != http.NoBody {
+				pr.Out.Body = body
+			}
 			pr.Out.Host = addr
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del("X-API-Key")
@@ -67,11 +95,33 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, a
 		Transport:     agentcall.Transport,
 		FlushInterval: -1,
 		BufferPool:    responseBuffers,
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if r.Context().Err() != nil {
-				return // the caller left
+		ModifyResponse: func(resp *http.Response) error {
+			switch {
+			case resp.StatusCode == http.StatusSwitchingProtocols:
+				if rw, ok := resp.Body.(io.ReadWriteCloser); ok {
+					resp.Body = &endingUpgrade{endingStream: endingStream{body: rw, stopped: a.Stopped, split: wsFrames, last: wsGoingAway}, w: rw}
+				}
+			case resp.StatusCode >= 300 && resp.StatusCode < 400:
+				// Never a redirect: a client following it would take the
+				// request to another route.
+				return sbx.Errorf(sbx.EProvider, "the agent of sandbox %s answered a redirect (%s)", sb.ProviderSandboxID, resp.Status)
+			case isNDJSON(resp.Header):
+				resp.Body = &endingStream{body: resp.Body, stopped: a.Stopped, split: ndjsonLines, last: ndjsonError}
 			}
-			s.error(w, r, sbx.Errorf(sbx.EProvider, "the agent of sandbox %s did not answer: %v", sb.ProviderSandboxID, err))
+			unread(resp.Header)
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			unread(w.Header())
+			switch e := a.Stopped(); {
+			case e != nil:
+				s.error(w, r, e)
+			case r.Context().Err() != nil: // the caller left
+			case sbx.ErrorCode(err) == sbx.EProvider:
+				s.error(w, r, err)
+			default:
+				s.error(w, r, sbx.Errorf(sbx.EProvider, "the agent of sandbox %s did not answer: %v", sb.ProviderSandboxID, err))
+			}
 		},
 	}
 	// The agent may answer before the transport has read the request body to
@@ -82,7 +132,54 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, sb sbx.Sandbox, a
 		s.error(w, r, err)
 		return
 	}
-	rp.ServeHTTP(w, r)
+	rp.ServeHTTP(w, r.WithContext(a.Context))
+}
+
+// readToEnd is a request body that tells when it has been read to its end.
+type readToEnd struct {
+	io.ReadCloser
+	end atomic.Bool
+}
+
+func (b *readToEnd) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.end.Store(true)
+	}
+	return n, err
+}
+
+// isNDJSON reports whether an answer is an event stream.
+func isNDJSON(h http.Header) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == apiv1.NDJSON
+}
+
+// uncleanPath refuses, with a 400 in the envelope, a request whose path is
+// not in the one form routes match: with a "." or ".." segment, an empty
+// one (//), or, on the agent's routes, an escaped "/" in a segment.
+// ServeMux would answer such a path with a redirect to its cleaned form,
+// and a client that follows it (Go's does; Python's requests cleans the
+// path itself) reaches another route: DELETE …/commands/.. is DELETE
+// /api/v1/sandboxes/{id}. runtime is whether r came to a runtime URL. It
+// reports whether it answered.
+func (s *Server) uncleanPath(w http.ResponseWriter, r *http.Request, runtime bool) bool {
+	p := r.URL.Path
+	if !strings.HasPrefix(p, "/") {
+		return false // not a path ServeMux cleans: "*", or a CONNECT's authority
+	}
+	segments := strings.Split(p[1:], "/")
+	for i, seg := range segments {
+		if (seg == "" && i < len(segments)-1) || seg == "." || seg == ".." {
+			s.error(w, r, sbx.Invalid("path", "the path has a %q segment; send it in its clean form", seg))
+			return true
+		}
+	}
+	if (runtime || strings.HasPrefix(p, "/api/v1/sandboxes/")) && strings.Contains(strings.ToLower(r.URL.RawPath), "%2f") {
+		s.error(w, r, sbx.Invalid("path", "a segment of the path has an escaped '/'"))
+		return true
+	}
+	return false
 }
 
 // responseBuffers lend the proxy 256 KiB buffers for the agent's answers,

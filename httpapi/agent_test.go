@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -12,8 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/lifecycle"
 )
 
 // The proxy passes a request whose answer begins before its body has all
@@ -36,7 +39,7 @@ func TestProxyAnswersBeforeTheBodyEnds(t *testing.T) {
 	s := &Server{log: slog.New(slog.DiscardHandler)}
 	sb := sbx.Sandbox{ID: "7c5e1d2a-0000-4000-8000-000000000003"}
 	serve := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.proxy(w, r, sb, strings.TrimPrefix(agent.URL, "http://"), "/commands")
+		s.proxy(w, r, &lifecycle.AgentConn{Sandbox: sb, Addr: strings.TrimPrefix(agent.URL, "http://"), Context: r.Context()}, "/commands")
 	}))
 	defer serve.Close()
 
@@ -98,7 +101,7 @@ func TestProxyKeepsLargeChunks(t *testing.T) {
 	}()
 	s := &Server{log: slog.New(slog.DiscardHandler)}
 	serve := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.proxy(w, r, sbx.Sandbox{ID: "7c5e1d2a-0000-4000-8000-000000000004"}, ln.Addr().String(), "/files")
+		s.proxy(w, r, &lifecycle.AgentConn{Sandbox: sbx.Sandbox{ID: "7c5e1d2a-0000-4000-8000-000000000004"}, Addr: ln.Addr().String(), Context: r.Context()}, "/files")
 	}))
 	defer serve.Close()
 	body, send := io.Pipe()
@@ -118,5 +121,83 @@ func TestProxyKeepsLargeChunks(t *testing.T) {
 	resp.Body.Close()
 	if n := <-largest; n <= 32<<10 { // what arrived at once, up to 1 MiB: on loopback, 64 KiB
 		t.Errorf("the largest chunk the agent got was %d bytes; the caller sent 512 KiB ones", n)
+	}
+}
+
+// fragments reads its chunks one by one, then fails with err.
+type fragments struct {
+	chunks [][]byte
+	err    error
+}
+
+func (f *fragments) Read(p []byte) (int, error) {
+	if len(f.chunks) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.chunks[0])
+	if f.chunks[0] = f.chunks[0][n:]; len(f.chunks[0]) == 0 {
+		f.chunks = f.chunks[1:]
+	}
+	return n, nil
+}
+
+func (f *fragments) Close() error { return nil }
+
+// A stream cut because its sandbox stopped passes on its whole messages,
+// drops the one begun, and ends with the last message saying why; one cut
+// for another reason fails as it was cut; one that ends, ends.
+func TestEndingStreamKeepsMessagesWhole(t *testing.T) {
+	stopped := sbx.Errorf(sbx.EConflict, "sandbox sbx-x was deleted")
+	read := func(s *endingStream) (string, error) {
+		var out bytes.Buffer
+		buf := make([]byte, 5) // smaller than a message
+		for {
+			n, err := s.Read(buf)
+			out.Write(buf[:n])
+			if err != nil {
+				if err == io.EOF {
+					err = nil
+				}
+				return out.String(), err
+			}
+		}
+	}
+	lines := func(cut error, why *sbx.Error, chunks ...string) *endingStream {
+		f := &fragments{err: cut}
+		for _, c := range chunks {
+			f.chunks = append(f.chunks, []byte(c))
+		}
+		return &endingStream{body: f, stopped: func() *sbx.Error { return why }, split: ndjsonLines, last: ndjsonError}
+	}
+	got, err := read(lines(io.ErrUnexpectedEOF, stopped, `{"a":`, `1}`+"\n"+`{"b"`, `:2}`+"\n"+`{"c":3`))
+	if want := `{"a":1}` + "\n" + `{"b":2}` + "\n" + `{"type":"error","error":"sandbox sbx-x was deleted"}` + "\n"; err != nil || got != want {
+		t.Errorf("cut by the sandbox's stop: %q, %v; want %q", got, err, want)
+	}
+	if got, err := read(lines(io.ErrUnexpectedEOF, nil, `{"a":1}`+"\n"+`{"b"`)); err != io.ErrUnexpectedEOF || got != `{"a":1}`+"\n" {
+		t.Errorf("cut otherwise: %q, %v", got, err)
+	}
+	if got, err := read(lines(io.EOF, stopped, `{"a":`, `1}`+"\n")); err != nil || got != `{"a":1}`+"\n" {
+		t.Errorf("ended: %q, %v", got, err)
+	}
+
+	frame := func(payload string) string { // a server's frame: FIN, binary, unmasked
+		if len(payload) < 126 {
+			return string([]byte{0x82, byte(len(payload))}) + payload
+		}
+		return string([]byte{0x82, 126, byte(len(payload) >> 8), byte(len(payload))}) + payload
+	}
+	long := strings.Repeat("x", 300)
+	stream := frame("hi") + frame(long) + frame("cut")
+	var chunks [][]byte
+	for i := 0; i < len(stream)-2; i += 7 {
+		chunks = append(chunks, []byte(stream[i:min(i+7, len(stream)-2)]))
+	}
+	ws := &endingStream{body: &fragments{chunks: chunks, err: io.ErrUnexpectedEOF}, stopped: func() *sbx.Error { return stopped }, split: wsFrames, last: wsGoingAway}
+	got, err = read(ws)
+	if want := frame("hi") + frame(long) + "\x88\x1b\x03\xe9sandbox sbx-x was deleted"; err != nil || got != want {
+		t.Errorf("a WebSocket cut by the sandbox's stop: %q, %v; want %q", got, err, want)
+	}
+	if reason := string(wsGoingAway(strings.Repeat("é", 100))[4:]); len(reason) > 123 || !utf8.ValidString(reason) {
+		t.Errorf("a long reason is cut to %d bytes: %q", len(reason), reason)
 	}
 }

@@ -47,10 +47,11 @@ func (s *Server) runtimeProxy(w http.ResponseWriter, r *http.Request, port int, 
 		s.error(w, r, sbx.Errorf(sbx.EUnauthorized, "the runtime URL needs the sandbox's access token in %s", apiv1.AccessTokenHeader))
 		return
 	}
-	sb, addr, err := s.mgr.AgentOf(r.Context(), id, token)
+	a, err := s.mgr.AgentOf(r.Context(), id, token)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	s.proxy(w, r, sb, addr, r.URL.Path)
+	defer a.Close()
+	s.proxy(w, r, a, r.URL.Path)
 }

@@ -69,9 +69,8 @@ func New(mgr *lifecycle.Manager, store *ledger.Store, cfg Config, clock sbx.Cloc
 	}
 	cfg.MaxDiskMB = max(cfg.MaxDiskMB, cfg.DefaultDiskMB)
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
-	ops := operations()
 	for _, r := range s.routes() {
-		h := s.checkInput(ops[r.Method+" "+r.Pattern], r.handler)
+		h := r.handler
 		if r.auth {
 			h = s.authenticate(h)
 		}
@@ -104,9 +103,12 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	if port, id, ok := s.sandboxHost(r); ok {
+	port, id, runtime := s.sandboxHost(r)
+	switch {
+	case s.uncleanPath(rec, r, runtime):
+	case runtime:
 		s.runtimeProxy(rec, r, port, id)
-	} else {
+	default:
 		s.mux.ServeHTTP(rec, r)
 	}
 	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))

@@ -3,18 +3,46 @@ package lifecycle
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/agentcall"
 )
 
-// Agent returns the caller's sandbox ref, running, and the address of its
-// agent. A paused sandbox is resumed first (a hibernated one woken): a call
-// to its agent is a reason to run.
-func (m *Manager) Agent(ctx context.Context, c sbx.Caller, ref string) (sbx.Sandbox, string, error) {
+// AgentConn is a running sandbox's agent as one request reaches it.
+type AgentConn struct {
+	Sandbox sbx.Sandbox
+	Addr    string // where the agent listens
+	// Context is the request's, ended when the sandbox stops running: its
+	// cause (context.Cause) is then an *sbx.Error saying why (Stopped).
+	Context context.Context
+	done    func()
+}
+
+// Close ends Context and forgets the request.
+func (a *AgentConn) Close() {
+	if a.done != nil {
+		a.done()
+	}
+}
+
+// Stopped is why the sandbox stopped running while the request was in
+// flight, or nil.
+func (a *AgentConn) Stopped() *sbx.Error {
+	var e *sbx.Error
+	if errors.As(context.Cause(a.Context), &e) {
+		return e
+	}
+	return nil
+}
+
+// Agent returns the caller's sandbox ref, running, and its agent, for a
+// request that Close ends. A paused sandbox is resumed first (a hibernated
+// one woken): a call to its agent is a reason to run.
+func (m *Manager) Agent(ctx context.Context, c sbx.Caller, ref string) (*AgentConn, error) {
 	sb, err := m.Get(ctx, c, ref)
 	if err != nil {
-		return sb, "", err
+		return nil, err
 	}
 	return m.agent(ctx, sb.ID)
 }
@@ -22,36 +50,64 @@ func (m *Manager) Agent(ctx context.Context, c sbx.Caller, ref string) (sbx.Sand
 // AgentOf is Agent for a sandbox's runtime URL, which names it by its
 // provider sandbox ID and carries its access token instead of an API key.
 // A wrong token is refused before anything else happens (the agent checks
-// it again).
-func (m *Manager) AgentOf(ctx context.Context, providerSandboxID, token string) (sbx.Sandbox, string, error) {
+// it again), with the same answer as a sandbox that does not exist: the
+// runtime URL tells a caller without the token nothing.
+func (m *Manager) AgentOf(ctx context.Context, providerSandboxID, token string) (*AgentConn, error) {
 	sb, err := m.store.GetSandbox(ctx, "", providerSandboxID)
-	if err != nil {
-		return sb, "", err
+	if err != nil && sbx.ErrorCode(err) != sbx.ENotFound {
+		return nil, err
 	}
-	if subtle.ConstantTimeCompare([]byte(token), []byte(sb.AccessToken)) != 1 {
-		return sbx.Sandbox{}, "", sbx.Errorf(sbx.EUnauthorized, "the access token is not sandbox %s's", providerSandboxID)
+	if err != nil || subtle.ConstantTimeCompare([]byte(token), []byte(sb.AccessToken)) != 1 {
+		return nil, noAccess()
 	}
 	return m.agent(ctx, sb.ID)
 }
 
-func (m *Manager) agent(ctx context.Context, id string) (sbx.Sandbox, string, error) {
+// noAccess answers a runtime URL whose sandbox does not exist or whose
+// token is not the sandbox's, alike.
+func noAccess() error {
+	return sbx.Errorf(sbx.EUnauthorized, "the access token does not open this runtime URL")
+}
+
+// agent registers a request to sandbox id's agent (streams.go), then finds
+// the sandbox running: registered first, it ends with any change that
+// takes the sandbox out of running from the moment the sandbox is seen to
+// run.
+func (m *Manager) agent(ctx context.Context, id string) (*AgentConn, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	remove := m.streams.add(id, cancel)
+	a := &AgentConn{Context: ctx, done: func() { remove(); cancel(nil) }}
+	sb, err := m.running(ctx, id)
+	if err == nil {
+		a.Sandbox = sb
+		a.Addr, err = m.agentAddr(ctx, sb)
+	}
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// running returns sandbox id once created and running, resumed first when
+// paused.
+func (m *Manager) running(ctx context.Context, id string) (sbx.Sandbox, error) {
 	if err := m.waitCreate(ctx, id); err != nil {
-		return sbx.Sandbox{}, "", err
+		return sbx.Sandbox{}, err
 	}
 	sb, err := m.store.GetSandbox(ctx, "", id)
 	if err != nil {
-		return sb, "", err
+		return sb, err
 	}
 	if sb.State == sbx.StatePaused {
 		if sb, err = m.resume(ctx, id, 0); err != nil {
-			return sb, "", err
+			return sb, err
 		}
 	}
 	if sb.State != sbx.StateRunning {
-		return sb, "", sbx.Errorf(sbx.EConflict, "sandbox %s is %s: its agent answers only while it runs", sb.ProviderSandboxID, sb.State)
+		return sb, sbx.Errorf(sbx.EConflict, "sandbox %s is %s: its agent answers only while it runs", sb.ProviderSandboxID, sb.State)
 	}
-	addr, err := m.agentAddr(ctx, sb)
-	return sb, addr, err
+	return sb, nil
 }
 
 // agentAddr asks the sandbox's provider where its agent listens.
@@ -93,7 +149,7 @@ func (m *Manager) RotateToken(ctx context.Context, sb sbx.Sandbox) (sbx.Sandbox,
 			return sb, sbx.Errorf(sbx.EProvider, "rotating the access token of sandbox %s: %v", sb.ProviderSandboxID, err)
 		}
 	}
-	return m.store.UpdateSandbox(ctx, sb.ID, func(s *sbx.Sandbox) ([]sbx.Event, error) {
+	return m.update(ctx, sb.ID, func(s *sbx.Sandbox) ([]sbx.Event, error) {
 		s.AccessToken, s.UpdatedAt = token, m.clock.Now()
 		return []sbx.Event{m.event("token-rotated", "the old access token no longer works")}, nil
 	})

@@ -15,13 +15,13 @@ func TestAgentWithoutOneAndTokenRotation(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	sb := e.create(lifecycle.CreateRequest{})
-	if _, _, err := e.m.Agent(ctx, e.caller, sb.ID); sbx.ErrorCode(err) != sbx.EUnsupported {
+	if _, err := e.m.Agent(ctx, e.caller, sb.ID); sbx.ErrorCode(err) != sbx.EUnsupported {
 		t.Errorf("Agent on a provider that runs none: %v", err)
 	}
-	if _, _, err := e.m.AgentOf(ctx, sb.ProviderSandboxID, "wrong"); sbx.ErrorCode(err) != sbx.EUnauthorized {
+	if _, err := e.m.AgentOf(ctx, sb.ProviderSandboxID, "wrong"); sbx.ErrorCode(err) != sbx.EUnauthorized {
 		t.Errorf("AgentOf with a wrong token: %v", err)
 	}
-	if _, _, err := e.m.AgentOf(ctx, sb.ProviderSandboxID, sb.AccessToken); sbx.ErrorCode(err) != sbx.EUnsupported {
+	if _, err := e.m.AgentOf(ctx, sb.ProviderSandboxID, sb.AccessToken); sbx.ErrorCode(err) != sbx.EUnsupported {
 		t.Errorf("AgentOf with the right token: %v", err)
 	}
 	rotated, err := e.m.RotateToken(ctx, sb)
@@ -31,7 +31,7 @@ func TestAgentWithoutOneAndTokenRotation(t *testing.T) {
 	if rotated.AccessToken == sb.AccessToken || e.get(sb.ID).AccessToken != rotated.AccessToken {
 		t.Errorf("the token was not replaced: %q → %q (ledger %q)", sb.AccessToken, rotated.AccessToken, e.get(sb.ID).AccessToken)
 	}
-	if _, _, err := e.m.AgentOf(ctx, sb.ProviderSandboxID, sb.AccessToken); sbx.ErrorCode(err) != sbx.EUnauthorized {
+	if _, err := e.m.AgentOf(ctx, sb.ProviderSandboxID, sb.AccessToken); sbx.ErrorCode(err) != sbx.EUnauthorized {
 		t.Errorf("the old token still works: %v", err)
 	}
 }

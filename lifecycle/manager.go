@@ -43,6 +43,7 @@ type Manager struct {
 	creating map[string]chan struct{} // closed when the create settles
 	wg       sync.WaitGroup           // background creates, and kills of abandoned ones
 	wake     chan struct{}            // tells the reaper an expiry changed
+	streams  streams                  // requests in flight to agents (streams.go)
 
 	pricesMu sync.Mutex
 	prices   pricing.Table // for running credits; read again after pricesTTL

@@ -118,7 +118,7 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 
 // settle clears a row's intent, applies fn and records step.
 func (m *Manager) settle(ctx context.Context, id, step, detail string, fn func(*sbx.Sandbox)) error {
-	_, err := m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+	_, err := m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		fn(sb)
 		sb.Intent, sb.UpdatedAt = sbx.IntentNone, m.clock.Now()
 		return []sbx.Event{m.event(step, detail)}, nil

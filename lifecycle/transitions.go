@@ -32,7 +32,7 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 		return sbx.Sandbox{}, err
 	}
 	defer unlock()
-	sb, err := m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+	sb, err := m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		if err := allowed(sb, st.verb, st.from); err != nil {
 			return nil, err
 		}
@@ -58,7 +58,7 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 	if callErr == nil || sb.Handle.IsZero() { // with no compute, a kill needs no provider
 		result, callErr = st.call(ctx, p, sb)
 	}
-	sb, err = m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+	sb, err = m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		sb.Intent, sb.UpdatedAt = sbx.IntentNone, m.clock.Now()
 		if callErr != nil {
 			return []sbx.Event{m.event(st.verb+"_failed", providerMessage(callErr))}, nil
@@ -288,7 +288,7 @@ func (m *Manager) extend(ctx context.Context, id, verb, stepName string, d time.
 	if exact {
 		from = append(from, sbx.StatePaused)
 	}
-	sb, err := m.store.UpdateSandbox(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+	sb, err := m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		if err := allowed(sb, verb, from); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,167 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"unicode/utf8"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// An agent's stream, as the proxy passes it on, ends with a last message
+// saying why when its sandbox stops running: the agent cannot say it, and
+// the sandbox's connections do not even end. The stream is passed on in
+// whole messages (lines of NDJSON, WebSocket frames), so that the last one
+// follows a whole message: the start of one the agent had no time to finish
+// is held back, and dropped when the stream is cut.
+
+// endingStream passes body on in whole messages and, when it fails because
+// the sandbox stopped, ends with last(why).
+type endingStream struct {
+	body    io.ReadCloser
+	stopped func() *sbx.Error   // why the sandbox stopped, or nil while it runs
+	split   func([]byte) int    // the length of the whole messages b starts with
+	last    func(string) []byte // the message that ends a cut stream
+
+	buf      []byte // a message begun, held back, at buf[:held]
+	held     int
+	out, fin []byte // whole messages held, then the last one, to pass on
+	err      error  // once the body ended: what follows out and fin
+}
+
+func (s *endingStream) Read(p []byte) (int, error) {
+	for {
+		switch {
+		case len(s.out) > 0:
+			n := copy(p, s.out)
+			s.out = s.out[n:]
+			return n, nil
+		case len(s.fin) > 0:
+			n := copy(p, s.fin)
+			s.fin = s.fin[n:]
+			return n, nil
+		case s.err != nil:
+			return 0, s.err
+		case s.held == 0:
+			// Nothing held: read into p and pass on its whole messages.
+			n, err := s.body.Read(p)
+			whole := s.split(p[:n])
+			s.hold(p[whole:n])
+			s.ended(err)
+			if whole > 0 {
+				return whole, nil
+			}
+		default:
+			// A message begun: read the rest after it.
+			if s.held == len(s.buf) {
+				s.buf = append(s.buf, make([]byte, max(len(s.buf), 32<<10))...)
+			}
+			n, err := s.body.Read(s.buf[s.held:])
+			s.held += n
+			if whole := s.split(s.buf[:s.held]); whole > 0 {
+				s.out = bytes.Clone(s.buf[:whole])
+				s.held = copy(s.buf, s.buf[whole:s.held])
+			}
+			s.ended(err)
+		}
+	}
+}
+
+// hold keeps the start of a message.
+func (s *endingStream) hold(b []byte) {
+	if len(b) > len(s.buf) {
+		s.buf = make([]byte, max(len(b), 32<<10))
+	}
+	s.held = copy(s.buf, b)
+}
+
+// ended takes the body's error: the end of the stream, or its cut.
+func (s *endingStream) ended(err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF):
+		s.out, s.held, s.err = append(s.out, s.buf[:s.held]...), 0, err
+	default:
+		if why := s.stopped(); why != nil {
+			s.fin, s.held, s.err = s.last(why.Message), 0, io.EOF
+			return
+		}
+		s.err = err
+	}
+}
+
+func (s *endingStream) Close() error { return s.body.Close() }
+
+// ndjsonLines is the length of the whole lines b starts with.
+func ndjsonLines(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 }
+
+// ndjsonError is the last line of a command's or a watch's stream whose
+// sandbox stopped: an event of type error.
+func ndjsonError(why string) []byte {
+	line, _ := json.Marshal(apiv1.CommandEvent{Type: "error", Error: why})
+	return append(line, '\n')
+}
+
+// endingUpgrade is an endingStream over the agent's side of a WebSocket:
+// the agent's frames pass on whole, and the client's writes reach the agent
+// until the sandbox stops; after that, they are dropped, so that the
+// proxy's copy from the agent ends first, its close frame sent.
+type endingUpgrade struct {
+	endingStream
+	w io.Writer
+}
+
+func (u *endingUpgrade) Write(p []byte) (int, error) {
+	if u.stopped() != nil {
+		return len(p), nil
+	}
+	return u.w.Write(p)
+}
+
+// wsFrames is the length of the whole frames b starts with, frames from a
+// server, which are not masked (RFC 6455, 5.2).
+func wsFrames(b []byte) int {
+	whole := 0
+	for rest := b; len(rest) >= 2; {
+		size, header := uint64(rest[1]&0x7f), 2
+		switch size {
+		case 126:
+			if len(rest) < 4 {
+				return whole
+			}
+			size, header = uint64(binary.BigEndian.Uint16(rest[2:])), 4
+		case 127:
+			if len(rest) < 10 {
+				return whole
+			}
+			size, header = binary.BigEndian.Uint64(rest[2:]), 10
+		}
+		if rest[1]&0x80 != 0 {
+			header += 4
+		}
+		if len(rest) < header || uint64(len(rest)-header) < size {
+			return whole
+		}
+		n := header + int(size)
+		whole, rest = whole+n, rest[n:]
+	}
+	return whole
+}
+
+// wsGoingAway is a close frame with status 1001 (going away) and why, cut
+// to the 123 bytes a close frame's reason may have.
+func wsGoingAway(why string) []byte {
+	if len(why) > 123 {
+		cut := 123
+		for cut > 0 && !utf8.RuneStart(why[cut]) {
+			cut--
+		}
+		why = why[:cut]
+	}
+	frame := []byte{0x88, byte(2 + len(why)), 0x03, 0xe9} // FIN + close; length; 1001
+	return append(frame, why...)
+}

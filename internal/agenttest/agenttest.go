@@ -1,0 +1,212 @@
+// Package agenttest serves sbx's API in-process for tests that go through
+// serve's proxy to a real agent: httpapi over a lifecycle Manager over a
+// SQLite ledger, and a provider (the Memory provider's records) whose every
+// sandbox runs a real agent, served in this process on a loopback port.
+package agenttest
+
+import (
+	"bytes"
+	"context"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/agent"
+	"github.com/sbxdev/sbx/httpapi"
+	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/ledger"
+	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/providertest"
+)
+
+// Provider is the Memory provider with a real agent in each sandbox. A
+// killed sandbox's agent stops taking connections but keeps those it has,
+// as a killed gVisor sandbox's do: its network goes without a FIN or a
+// reset, so only serve can end the streams open to it.
+type Provider struct {
+	*providertest.Memory
+	t testing.TB
+
+	mu     sync.Mutex
+	agents map[string]*served // by provider sandbox ID
+	died   func(sbx.Died)     // set while Watch runs
+}
+
+type served struct {
+	agent *agent.Agent
+	ln    net.Listener
+	srv   *http.Server
+}
+
+// NewProvider returns a Provider whose agents end with t.
+func NewProvider(t testing.TB) *Provider {
+	p := &Provider{Memory: providertest.NewMemory(providertest.MemoryOptions{}), t: t, agents: map[string]*served{}}
+	t.Cleanup(func() {
+		p.mu.Lock()
+		agents := p.agents
+		p.agents = map[string]*served{}
+		p.mu.Unlock()
+		for _, a := range agents {
+			a.srv.Close()
+			a.agent.Close()
+		}
+	})
+	return p
+}
+
+// Create implements sbx.Provider: the record, then its agent, serving.
+func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error) {
+	in, err := p.Memory.Create(ctx, spec)
+	if err != nil {
+		return in, err
+	}
+	a, err := agent.New(agent.Config{Token: spec.AccessToken, Workdir: p.t.TempDir(), Env: testenv.AgentEnv(p.t)})
+	if err != nil {
+		return in, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		a.Close()
+		return in, err
+	}
+	s := &served{agent: a, ln: ln, srv: &http.Server{Handler: a.Handler()}}
+	go s.srv.Serve(ln)
+	p.mu.Lock()
+	p.agents[in.ProviderSandboxID] = s
+	p.mu.Unlock()
+	return in, nil
+}
+
+// AgentAddr implements sbx.AgentDialer.
+func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) {
+	s, err := p.served(h)
+	if err != nil {
+		return "", err
+	}
+	return s.ln.Addr().String(), nil
+}
+
+// Kill implements sbx.Provider: the record goes, and the agent takes no new
+// connection; the ones it has stay open until the test ends.
+func (p *Provider) Kill(ctx context.Context, h sbx.Handle) error {
+	if s, err := p.served(h); err == nil {
+		s.ln.Close()
+	}
+	return p.Memory.Kill(ctx, h)
+}
+
+// Watch implements sbx.Watcher: Crash reports to died until ctx ends.
+func (p *Provider) Watch(ctx context.Context, died func(sbx.Died)) {
+	p.mu.Lock()
+	p.died = died
+	p.mu.Unlock()
+	<-ctx.Done()
+	p.mu.Lock()
+	p.died = nil
+	p.mu.Unlock()
+}
+
+// Crash reports a sandbox's compute dead with diagnostic, as the local
+// provider's watch reports an OOM kill; its agent stays as Kill leaves it.
+func (p *Provider) Crash(providerID, diagnostic string) error {
+	if err := p.Memory.Crash(providerID); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	died := p.died
+	p.mu.Unlock()
+	if died == nil {
+		p.t.Fatal("agenttest: Crash with no watcher running")
+	}
+	died(sbx.Died{ProviderSandboxID: providerID, Diagnostic: diagnostic})
+	return nil
+}
+
+func (p *Provider) served(h sbx.Handle) (*served, error) {
+	id, err := sbx.HandleID(h, func(string) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.agents[id]
+	if s == nil {
+		return nil, sbx.Errorf(sbx.ENotFound, "no agent for sandbox %s", id)
+	}
+	return s, nil
+}
+
+// Stack is serve's API over a Provider, served on a loopback port.
+type Stack struct {
+	URL      string
+	Key      string // the operator's key, of the verified, funded org "default"
+	Provider *Provider
+	Manager  *lifecycle.Manager
+	Store    *ledger.Store
+	Ledger   string // the SQLite file Store keeps
+	Server   *httptest.Server
+	errors   *lockedBuffer
+}
+
+// Serve starts a Stack that ends with t, with the manager's watchers and
+// reaper running.
+func Serve(t testing.TB) *Stack {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	store, err := ledger.Open(ctx, path, bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock, logger := sbx.SystemClock{}, slog.New(slog.DiscardHandler)
+	prov := NewProvider(t)
+	mgr := lifecycle.New(store, []sbx.Provider{prov}, lifecycle.Config{DefaultProvider: providertest.MemoryName}, clock, logger)
+	var loops sync.WaitGroup
+	loops.Go(func() { mgr.RunWatchers(ctx) })
+	loops.Go(func() { mgr.RunReaper(ctx) })
+	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: "http://sbx.test", Domain: "sbx.localhost"}, clock, logger)
+	errs := &lockedBuffer{}
+	srv := httptest.NewUnstartedServer(api)
+	srv.Config.ErrorLog = log.New(errs, "", 0)
+	srv.Start()
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		loops.Wait()
+		mgr.Wait(context.Background())
+		store.Close()
+	})
+	made, err := store.CreateOrgWith(ctx, ledger.NewOrg{Name: "default", KYCStatus: sbx.KYCVerified, Credits: 1_000_000_000_000,
+		Key: sbx.APIKey{Name: "admin", Operator: true}}, clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Stack{URL: srv.URL, Key: made.Secret, Provider: prov, Manager: mgr, Store: store, Ledger: path, Server: srv, errors: errs}
+}
+
+// ServerErrors is what serve's HTTP server logged: panics in handlers, among
+// others.
+func (s *Stack) ServerErrors() string { return s.errors.String() }
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
