@@ -89,6 +89,11 @@ func call[T any](ctx context.Context, c *Client, method, path string, query url.
 // do sends one request and decodes a 2xx answer into out (when not nil).
 // body, when not nil, is sent as JSON; query may be nil.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	return c.doWith(ctx, method, path, query, nil, body, out)
+}
+
+// doWith is do with extra request headers.
+func (c *Client) doWith(ctx context.Context, method, path string, query url.Values, header http.Header, body, out any) error {
 	target := c.base + path
 	if qs := query.Encode(); qs != "" {
 		target += "?" + qs
@@ -107,6 +112,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "sbx-go-client")

@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/sbxdev/sbx/apiv1"
 )
 
@@ -23,7 +25,15 @@ type CreateOptions struct {
 	DiskMB    int64 // cap of the writable layer, in MiB
 	GPU       *apiv1.GPU
 	Kind      string // task (default), runtime or world
+	// IdempotencyKey makes the create safe to retry: the same key with the
+	// same options answers the sandbox the first request made. Create
+	// makes one when it is empty, and retries with it when the connection
+	// fails before an answer comes.
+	IdempotencyKey string
 }
+
+// createTries is how often Create sends a request whose connection failed.
+const createTries = 3
 
 // ConnectOptions are the optional parts of a connect.
 type ConnectOptions struct {
@@ -59,11 +69,23 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 	if opts.DiskMB != 0 {
 		req.DiskMB = &opts.DiskMB
 	}
-	out, err := call[apiv1.Sandbox](ctx, c, http.MethodPost, "/api/v1/sandboxes", nil, req)
+	key := opts.IdempotencyKey
+	if key == "" {
+		key = uuid.NewString()
+	}
+	var out apiv1.Sandbox
+	var err error
+	for try := 1; ; try++ {
+		err = c.doWith(ctx, http.MethodPost, "/api/v1/sandboxes", nil, http.Header{"Idempotency-Key": {key}}, req, &out)
+		var answered *apiv1.Error
+		if err == nil || errors.As(err, &answered) || ctx.Err() != nil || try == createTries {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	return c.handle(out), nil
+	return c.handle(&out), nil
 }
 
 // Connect reconnects to a sandbox by ID or UUID, resuming it when paused, and
