@@ -10,6 +10,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 // The agent is the sandbox's first process, reading its token on a
@@ -70,7 +71,7 @@ func TestOldAgentCopiesGo(t *testing.T) {
 	src := filepath.Join(dir, "sbx-new")
 	os.WriteFile(src, []byte("this sbx"), 0o755)
 
-	p, err := New(Config{DataDir: dir, Runsc: os.Getenv("SBX_RUNSC"), Templates: templates, Agent: src, CgroupParent: "sbxlocaltest"})
+	p, err := New(Config{DataDir: dir, Runsc: os.Getenv("SBX_RUNSC"), Templates: templates, Agent: src, CgroupParent: testenv.NewInstance(t).Name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,12 +36,13 @@ func TestStartCommandRunsOnceAcrossHibernation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	inst := testenv.NewInstance(t)
 	dir := t.TempDir()
-	net, err := network.New(network.Config{Pool: testPool, StateDir: filepath.Join(dir, "network"), Table: "sbxlocaltest", Nameservers: nil})
+	net, err := network.New(network.Config{Pool: inst.Pool, StateDir: filepath.Join(dir, "network"), Table: inst.Name, Nameservers: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Config{DataDir: dir, Runsc: os.Getenv("SBX_RUNSC"), Templates: store, Network: net, Agent: bin, CgroupParent: "sbxlocaltest"})
+	p, err := New(Config{DataDir: dir, Runsc: os.Getenv("SBX_RUNSC"), Templates: store, Network: net, Agent: bin, CgroupParent: inst.Name})
 	if err != nil {
 		t.Fatal(err)
 	}

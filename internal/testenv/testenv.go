@@ -5,9 +5,11 @@ package testenv
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -41,4 +43,84 @@ func BuildSbx(dir string) (string, error) {
 // that hangs, as pyenv's does behind a stale lock, would hang the test).
 func AgentEnv(t testing.TB) []string {
 	return append(os.Environ(), "HOME="+t.TempDir())
+}
+
+// Instance is the name and address pool of an sbx instance a test starts
+// (serve --name and --pool, the local provider's table and cgroup parent,
+// sbx bench's Name and Pool), its own on this host: tests beside a running
+// serve, and beside each other, never share its table, namespaces,
+// cgroups or addresses.
+type Instance struct {
+	Name string       // "sbxtest<N>"
+	Pool netip.Prefix // a /23 of 10.240.0.0/12
+}
+
+// Args are the serve flags that give a serve this instance.
+func (in Instance) Args() []string { return []string{"--name", in.Name, "--pool", in.Pool.String()} }
+
+// instanceSlots is how many instances the tests of one host may hold at once.
+const instanceSlots = 2048
+
+// NewInstance hands t an instance of its own until t ends: slot N, held by
+// a lock on a file, so that no other test process on the host holds it.
+// Whatever a test that held slot N before left on the host (a crashed run's
+// nftables table, namespaces, empty cgroups) is removed first; at cleanup,
+// after the cleanups t registers later, its table and cgroup parent are
+// removed again.
+func NewInstance(t testing.TB) Instance {
+	t.Helper()
+	dir := "/run/sbx/tests"
+	if os.Geteuid() != 0 {
+		dir = filepath.Join(os.TempDir(), "sbx-tests")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for n := range instanceSlots {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%d.lock", n)), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			continue
+		}
+		base := netip.MustParseAddr("10.240.0.0").As4()
+		base[1] += byte(n >> 7)
+		base[2] = byte(n << 1)
+		in := Instance{Name: fmt.Sprintf("sbxtest%d", n), Pool: netip.PrefixFrom(netip.AddrFrom4(base), 23)}
+		removeLeftovers(in.Name)
+		t.Cleanup(func() {
+			removeLeftovers(in.Name)
+			f.Close()
+		})
+		return in
+	}
+	t.Fatalf("all %d test instance slots in %s are held", instanceSlots, dir)
+	return Instance{}
+}
+
+// removeLeftovers removes what an instance named name left on the host:
+// its nftables table, namespaces and empty cgroups. Only root can.
+func removeLeftovers(name string) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	exec.Command("nft", "delete", "table", "inet", name).Run()
+	namespaces, _ := filepath.Glob(filepath.Join("/run/netns", name+"-*"))
+	for _, ns := range namespaces {
+		syscall.Unmount(ns, syscall.MNT_DETACH)
+		os.Remove(ns)
+	}
+	parents, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", name))
+	parents = append(parents, filepath.Join("/sys/fs/cgroup", name))
+	for _, p := range parents {
+		children, _ := filepath.Glob(filepath.Join(p, "*"))
+		for _, c := range children {
+			if info, err := os.Stat(c); err == nil && info.IsDir() {
+				os.Remove(c) // only an empty cgroup goes
+			}
+		}
+		os.Remove(p)
+	}
 }
