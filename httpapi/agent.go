@@ -101,6 +101,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, a *lifecycle.Agen
 				if rw, ok := resp.Body.(io.ReadWriteCloser); ok {
 					resp.Body = &endingUpgrade{endingStream: endingStream{body: rw, stopped: a.Stopped, split: wsFrames, last: wsGoingAway}, w: rw}
 				}
+				return nil // the connection is the WebSocket's now
 			case resp.StatusCode >= 300 && resp.StatusCode < 400:
 				// Never a redirect: a client following it would take the
 				// request to another route.

@@ -27,18 +27,21 @@ type endingStream struct {
 	split   func([]byte) int    // the length of the whole messages b starts with
 	last    func(string) []byte // the message that ends a cut stream
 
-	buf      []byte // a message begun, held back, at buf[:held]
-	held     int
-	out, fin []byte // whole messages held, then the last one, to pass on
-	err      error  // once the body ended: what follows out and fin
+	// buf[r:w] are whole messages read and not yet passed on, buf[w:end]
+	// the start of one. A stream read in reads that end with a message
+	// (the agent flushes whole ones) goes straight through p instead.
+	buf       []byte
+	r, w, end int
+	fin       []byte // the last message, once the stream is cut
+	err       error  // once the body ended: what follows the rest
 }
 
 func (s *endingStream) Read(p []byte) (int, error) {
 	for {
 		switch {
-		case len(s.out) > 0:
-			n := copy(p, s.out)
-			s.out = s.out[n:]
+		case s.r < s.w:
+			n := copy(p, s.buf[s.r:s.w])
+			s.r += n
 			return n, nil
 		case len(s.fin) > 0:
 			n := copy(p, s.fin)
@@ -46,37 +49,32 @@ func (s *endingStream) Read(p []byte) (int, error) {
 			return n, nil
 		case s.err != nil:
 			return 0, s.err
-		case s.held == 0:
-			// Nothing held: read into p and pass on its whole messages.
+		case s.w == s.end:
+			// Nothing begun: read into p and pass on its whole messages.
 			n, err := s.body.Read(p)
 			whole := s.split(p[:n])
-			s.hold(p[whole:n])
+			if len(s.buf) < n-whole {
+				s.buf = make([]byte, max(n-whole, 64<<10))
+			}
+			s.r, s.w, s.end = 0, 0, copy(s.buf, p[whole:n])
 			s.ended(err)
 			if whole > 0 {
 				return whole, nil
 			}
 		default:
-			// A message begun: read the rest after it.
-			if s.held == len(s.buf) {
-				s.buf = append(s.buf, make([]byte, max(len(s.buf), 32<<10))...)
+			// A message begun: read the rest of it after it.
+			if s.w > 0 {
+				s.r, s.w, s.end = 0, 0, copy(s.buf, s.buf[s.w:s.end])
 			}
-			n, err := s.body.Read(s.buf[s.held:])
-			s.held += n
-			if whole := s.split(s.buf[:s.held]); whole > 0 {
-				s.out = bytes.Clone(s.buf[:whole])
-				s.held = copy(s.buf, s.buf[whole:s.held])
+			if s.end == len(s.buf) {
+				s.buf = append(s.buf, make([]byte, len(s.buf))...)
 			}
+			n, err := s.body.Read(s.buf[s.end:])
+			s.end += n
+			s.w = s.split(s.buf[:s.end])
 			s.ended(err)
 		}
 	}
-}
-
-// hold keeps the start of a message.
-func (s *endingStream) hold(b []byte) {
-	if len(b) > len(s.buf) {
-		s.buf = make([]byte, max(len(b), 32<<10))
-	}
-	s.held = copy(s.buf, b)
 }
 
 // ended takes the body's error: the end of the stream, or its cut.
@@ -84,10 +82,10 @@ func (s *endingStream) ended(err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, io.EOF):
-		s.out, s.held, s.err = append(s.out, s.buf[:s.held]...), 0, err
+		s.w, s.err = s.end, err // what is left, as it is
 	default:
 		if why := s.stopped(); why != nil {
-			s.fin, s.held, s.err = s.last(why.Message), 0, io.EOF
+			s.end, s.fin, s.err = s.w, s.last(why.Message), io.EOF
 			return
 		}
 		s.err = err

@@ -290,6 +290,7 @@ func TestStreamsEndWhenTheSandboxStops(t *testing.T) {
 			return s.Provider.Crash(sb.SandboxID(), "out of memory: the sandbox used more than its 512 MB memory limit and the kernel killed it")
 		}, "failed: out of memory: the sandbox used more than its 512 MB memory limit"},
 		{"paused", func(ctx context.Context, _ *agenttest.Stack, sb *client.Sandbox) error { return sb.Pause(ctx) }, "was paused"},
+		{"hibernated", func(ctx context.Context, _ *agenttest.Stack, sb *client.Sandbox) error { return sb.Hibernate(ctx) }, "was hibernated"},
 		{"timed out", func(ctx context.Context, _ *agenttest.Stack, sb *client.Sandbox) error {
 			return sb.SetTimeout(ctx, time.Second)
 		},

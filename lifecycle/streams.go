@@ -78,15 +78,19 @@ func Stopped(sb sbx.Sandbox) *sbx.Error {
 	case sbx.StateRunning, sbx.StateStarting:
 		return nil
 	case sbx.StatePaused:
+		verb := "paused"
+		if sb.Hibernated {
+			verb = "hibernated"
+		}
 		switch sb.PauseReason {
 		case sbx.PauseTimeout:
-			return sbx.Errorf(sbx.EConflict, "sandbox %s was paused: it reached its timeout", id)
+			return sbx.Errorf(sbx.EConflict, "sandbox %s was %s: it reached its timeout", id, verb)
 		case sbx.PauseInsufficientCredits:
-			return sbx.Errorf(sbx.EConflict, "sandbox %s was paused: its org has no credits left", id)
+			return sbx.Errorf(sbx.EConflict, "sandbox %s was %s: its org has no credits left", id, verb)
 		case sbx.PauseMemberLimitExceeded:
-			return sbx.Errorf(sbx.EConflict, "sandbox %s was paused: its workspace has more members than its plan allows", id)
+			return sbx.Errorf(sbx.EConflict, "sandbox %s was %s: its workspace has more members than its plan allows", id, verb)
 		}
-		return sbx.Errorf(sbx.EConflict, "sandbox %s was paused", id)
+		return sbx.Errorf(sbx.EConflict, "sandbox %s was %s", id, verb)
 	case sbx.StateFailed:
 		return sbx.Errorf(sbx.EConflict, "sandbox %s failed: %s", id, diagnosticOr(sb, "its compute ended"))
 	}
