@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,6 +94,18 @@ func TestBuildDebianTemplates(t *testing.T) {
 	}
 	if info, err := os.Stat(filepath.Join(base.Rootfs(), "workspace")); err != nil || !info.IsDir() {
 		t.Errorf("base has no /workspace: %v", err)
+	}
+	// Its sandboxes run as the unprivileged user, UID 1000, who owns /workspace.
+	if uid, gid, err := idsIn(base.Rootfs(), "user"); err != nil || uid != 1000 || gid != 1000 || base.User != "user" || base.Recipe != RecipeRevision {
+		t.Errorf("base's default user: %s (recipe %d), uid %d gid %d, %v", base.User, base.Recipe, uid, gid, err)
+	}
+	for _, d := range []string{"workspace", "home/user"} {
+		if info, err := os.Stat(filepath.Join(base.Rootfs(), d)); err != nil || info.Sys().(*syscall.Stat_t).Uid != 1000 {
+			t.Errorf("/%s does not belong to user: %v", d, err)
+		}
+	}
+	if cur, err := s.Current("base"); err != nil || cur.User != "user" {
+		t.Errorf("template.json's user: %+v %v", cur, err)
 	}
 	ci, err := s.BuildDebian(ctx, "code-interpreter", DebianOptions{}, io.Discard)
 	if err != nil {
