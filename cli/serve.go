@@ -20,6 +20,11 @@ func newServe(g *globals) *cobra.Command {
 	cfg := server.Config{}
 	var logLevel, initialCredits string
 	envKYC := (kycValue{&cfg.KYCOff}).Set(env("SBX_KYC", "on")) // checked when --kyc does not replace it
+	// $SBX_POOL is checked when --pool does not replace it.
+	var envPool error
+	if v := os.Getenv("SBX_POOL"); v != "" {
+		envPool = prefixValue{&cfg.Local.Pool}.Set(v)
+	}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the sbx control plane: REST API, ledger, meter, reaper",
@@ -27,6 +32,9 @@ func newServe(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if envKYC != nil && !cmd.Flags().Changed("kyc") {
 				return usagef("$SBX_KYC=%v", envKYC)
+			}
+			if envPool != nil && !cmd.Flags().Changed("pool") {
+				return usagef("$SBX_POOL: %v", envPool)
 			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -60,7 +68,8 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.Local.Runc, "runc", "", "runc binary, for --engine runc (default runc on PATH)")
 	f.StringVar(&cfg.Local.Runsc, "runsc", os.Getenv("SBX_RUNSC"), "gVisor runsc binary (default <data-dir>/bin/runsc, then PATH) ($SBX_RUNSC)")
 	f.StringVar(&cfg.Local.TemplatesDir, "templates-dir", os.Getenv("SBX_TEMPLATES_DIR"), "where templates live (default <data-dir>/templates) ($SBX_TEMPLATES_DIR)")
-	f.Var(prefixValue{&cfg.Local.Pool}, "pool", "IPv4 prefix sandbox addresses come from, split into /30s (default 10.201.0.0/16)")
+	f.StringVar(&cfg.Local.Name, "name", env("SBX_NAME", server.DefaultName), "this server's name on the host: its nftables table, the prefix of its network namespaces (/run/netns/<name>-<id>) and its cgroup parent; servers sharing a host need names and pools of their own ($SBX_NAME)")
+	f.Var(prefixValue{&cfg.Local.Pool}, "pool", "IPv4 prefix sandbox addresses come from, split into /30s; refused at start when it overlaps another server's on this host (default 10.201.0.0/16) ($SBX_POOL)")
 	f.BoolVar(&cfg.Local.DenyEgress, "deny-egress", false, "sandboxes reach nothing outside the host (default: the internet, but no private or metadata addresses)")
 	f.StringVar(&cfg.Local.GPUs, "gpus", os.Getenv("SBX_GPUS"), "GPU inventory as TYPE:COUNT,… (default: what nvidia-smi finds) ($SBX_GPUS)")
 	f.Int64Var(&cfg.Local.DiskMB, "disk-mb", 10<<10, "cap of a sandbox's writable layer, in MB, when its create names none")

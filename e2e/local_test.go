@@ -15,7 +15,7 @@ import (
 )
 
 // localServer starts the real sbx binary with the local gVisor provider on
-// a fresh data directory. With buildBase its first start builds the base
+// a fresh data directory, with a name and pool of its own. With buildBase its first start builds the base
 // template into that directory; without, it uses the base template shared
 // by every package's tests.
 func localServer(t *testing.T, buildBase bool) *server {
@@ -32,7 +32,9 @@ func localServer(t *testing.T, buildBase bool) *server {
 			testenv.Missing(t, cmd)
 		}
 	}
-	args := []string{"--runsc", runsc, "--hibernate-after", "0"}
+	// A name and pool of its own: a serve running on this host, or another
+	// test's, keeps its sandboxes.
+	args := append([]string{"--runsc", runsc, "--hibernate-after", "0"}, testenv.NewInstance(t).Args()...)
 	if !buildBase {
 		templates, err := testtemplates.Base()
 		if err != nil {

@@ -32,7 +32,9 @@ type LocalConfig struct {
 	Agent        string       // the sbx binary run as every sandbox's agent; default this executable
 	// Name keeps this server's host resources apart from another's on the
 	// same host: it is the nftables table, the prefix of network namespaces
-	// and the cgroup parent. Default "sbx".
+	// (/run/netns/<name>-<id>) and the cgroup parent. Default "sbx". At
+	// start, a name another instance with another data dir holds, or a Pool
+	// overlapping another instance's, is refused (network.New).
 	Name string
 	// DiskReserve is what creates and resumes leave free on the data dir's
 	// filesystem (serve's default: 2 GiB); zero keeps only the sandboxes' caps.
@@ -55,6 +57,12 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	if lc.TemplatesDir == "" {
 		lc.TemplatesDir = filepath.Join(cfg.DataDir, "templates")
 	}
+	// The network first: it claims the instance's name and pool on this
+	// host (refusing ones another instance holds) before anything is built.
+	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name})
+	if err != nil {
+		return nil, st, err
+	}
 	templates := template.Store{Dir: lc.TemplatesDir}
 	if _, err := templates.Current("base"); err != nil {
 		log.Info("first start: building the base template (debootstrap from the host's Debian mirror)", "dir", lc.TemplatesDir)
@@ -62,10 +70,6 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 		if _, err := templates.BuildDebian(ctx, "base", template.DebianOptions{}, w); err != nil {
 			return nil, st, fmt.Errorf("building the base template: %w", err)
 		}
-	}
-	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name})
-	if err != nil {
-		return nil, st, err
 	}
 	inv, err := gpuInventory(ctx, lc.GPUs)
 	if err != nil {
@@ -81,7 +85,7 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	if err != nil {
 		return nil, st, err
 	}
-	log.Info("local provider ready", "engine", st.Name, "version", st.Version, "gpus", inv.String(), "deny_egress", lc.DenyEgress)
+	log.Info("local provider ready", "name", lc.Name, "engine", st.Name, "version", st.Version, "gpus", inv.String(), "deny_egress", lc.DenyEgress)
 	return p, st, nil
 }
 

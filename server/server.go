@@ -23,6 +23,7 @@ import (
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
+	"github.com/sbxdev/sbx/local/network"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,6 +64,10 @@ const KeyFile = "admin.key"
 // DefaultDataDir is where serve keeps its state when not told otherwise.
 const DefaultDataDir = "/var/lib/sbx"
 
+// DefaultName is the instance name of a serve not told otherwise: its
+// nftables table, the prefix of its network namespaces, its cgroup parent.
+const DefaultName = "sbx"
+
 // DefaultListen is the API's default address.
 const DefaultListen = "127.0.0.1:7070"
 
@@ -87,6 +92,9 @@ func sealKey(cfg Config) ([]byte, error) {
 func Run(ctx context.Context, cfg Config) error {
 	cfg = withDefaults(cfg)
 	log := cfg.Log
+	if err := network.CheckName(cfg.Local.Name); err != nil {
+		return fmt.Errorf("--name: %w", err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -193,6 +201,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
+	}
+	if cfg.Local.Name == "" {
+		cfg.Local.Name = DefaultName
 	}
 	if cfg.Domain == "" {
 		cfg.Domain = "sbx.localhost"
