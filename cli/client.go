@@ -33,8 +33,8 @@ func (g *globals) baseURL() string {
 }
 
 // key finds the API key: the one globals hold when an embedding program set
-// it, else $SBX_API_KEY, else $SBX_DATA_DIR/admin.key, else the admin key in
-// the default data dir.
+// it, else $SBX_API_KEY, else the admin key in $SBX_DATA_DIR, or in the
+// default data dir when that is not set.
 func (g *globals) key() (string, error) {
 	if g.apiKey != "" {
 		return g.apiKey, nil
@@ -60,10 +60,12 @@ func (g *globals) key() (string, error) {
 		strings.Join(tried, ", "), server.KeyFile)
 }
 
-// keyDirs are the data dirs to look for the admin key in, in order.
+// keyDirs are the data dirs to look for the admin key in: $SBX_DATA_DIR
+// when it is set (a data dir named is the one meant: the default one's key
+// may be another server's), else the default.
 func keyDirs() []string {
-	if dir := os.Getenv("SBX_DATA_DIR"); dir != "" && filepath.Clean(dir) != server.DefaultDataDir {
-		return []string{dir, server.DefaultDataDir}
+	if dir := os.Getenv("SBX_DATA_DIR"); dir != "" {
+		return []string{dir}
 	}
 	return []string{server.DefaultDataDir}
 }
