@@ -72,7 +72,7 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, q := range out.Quotas {
-		if !q.OK && q.Name != "credits" {
+		if !q.OK {
 			out.NextActions = append(out.NextActions, fmt.Sprintf("Over quota %s: %s (%g of %g).", q.Name, q.Detail, q.Used, q.Limit))
 		}
 	}
