@@ -78,7 +78,7 @@ type StartCommandRequest struct {
 	Env        map[string]string `json:"env,omitempty" doc:"Added to the sandbox's environment."`
 	Cwd        string            `json:"cwd,omitempty" doc:"Default /workspace."`
 	User       string            `json:"user,omitempty" doc:"A user name or UID (NAME[:GROUP] or UID[:GID]); default the template's default user (user, UID 1000, in base and code-interpreter), else root."`
-	Tag        string            `json:"tag,omitempty" pattern:"^[A-Za-z0-9._-]{1,64}$" doc:"A name to find the command by; unique among running commands."`
+	Tag        string            `json:"tag,omitempty" pattern:"^([A-Za-z0-9_-][A-Za-z0-9._-]{0,63}|\\.[A-Za-z0-9_-][A-Za-z0-9._-]{0,62}|\\.\\.[A-Za-z0-9._-]{1,62})$" doc:"A name to find the command by; unique among running commands. 1 to 64 letters, digits, '.', '_' and '-', but not . or .. (a path segment)."`
 	Timeout    int64             `json:"timeout,omitempty" minimum:"0" doc:"Seconds after which the command's process group is killed; 0: none."`
 	Stdin      bool              `json:"stdin,omitempty" doc:"Keep stdin open for POST …/stdin; default: stdin is empty."`
 	Background bool              `json:"background,omitempty" doc:"Answer 201 with the command at once instead of streaming its output."`
@@ -132,7 +132,7 @@ type StartPtyRequest struct {
 	Env  map[string]string `json:"env,omitempty"`
 	Cwd  string            `json:"cwd,omitempty" doc:"Default /workspace."`
 	User string            `json:"user,omitempty" doc:"A user name or UID (NAME[:GROUP] or UID[:GID]); default the template's default user (user, UID 1000, in base and code-interpreter), else root."`
-	Tag  string            `json:"tag,omitempty" pattern:"^[A-Za-z0-9._-]{1,64}$"`
+	Tag  string            `json:"tag,omitempty" pattern:"^([A-Za-z0-9_-][A-Za-z0-9._-]{0,63}|\\.[A-Za-z0-9_-][A-Za-z0-9._-]{0,62}|\\.\\.[A-Za-z0-9._-]{1,62})$" doc:"As a command's tag: not . or .."`
 }
 
 // PtySize is the body of POST /pty/{ref}/resize.
