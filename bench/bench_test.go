@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,8 +32,9 @@ func testConfig(t *testing.T) Config {
 			testenv.Missing(t, cmd)
 		}
 	}
+	in := testenv.NewInstance(t) // a name and pool apart from any serve's or other test's on this host
 	return Config{Templates: baseTemplate(t), Runsc: runscPath, Agent: agentBinary(t), N: 2, Rounds: 1, SizesMB: []int{64}, SkipIdle: true,
-		Name: "sbxbenchtest", Pool: netip.MustParsePrefix("10.239.0.0/22"), Progress: testWriter{t}}
+		Name: in.Name, Pool: in.Pool, Progress: testWriter{t}}
 }
 
 // baseTemplate is the base template shared by the tests of every package.
