@@ -325,7 +325,7 @@ func TestSealKeyFile(t *testing.T) {
 		{short, "want exactly 32 bytes (raw, not hex or base64, no newline), have 33"},
 		{filepath.Join(t.TempDir(), "missing"), "seal key: open "},
 	} {
-		cmd := exec.Command(sbxBin, "serve", "--data-dir", t.TempDir(), "--listen", freeAddr(t))
+		cmd := exec.Command(sbxBin, "serve", "--data-dir", t.TempDir(), "--listen", freeAddr(t), "--provider", "none") // no host resources, should it start
 		cmd.Env = append(os.Environ(), "SBX_SEAL_KEY_FILE="+c.env)
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), c.want) {
