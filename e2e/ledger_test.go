@@ -150,6 +150,7 @@ func TestRestartReconciles(t *testing.T) {
 	go func() { // a create whose caller waits, cut off by the kill
 		req, _ := http.NewRequest("POST", s.url+"/api/v1/sandboxes", strings.NewReader(`{"templateID":"base","waitReady":true}`))
 		req.Header.Set("Authorization", "Bearer "+s.key)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()

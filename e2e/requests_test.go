@@ -41,7 +41,7 @@ func TestBadRequests(t *testing.T) {
 		{"NUL in env", "POST", "/api/v1/sandboxes", `{"templateID":"base","envVars":{"X":"a\u0000b"}}`, 400, "environment variable X holds a NUL byte", "envVars.X"},
 		{"not json", "POST", "/api/v1/sandboxes", `{"templateID":`, 400, "not valid JSON", ""},
 		{"not an object", "POST", "/api/v1/sandboxes", `["base"]`, 400, "must be a JSON object", ""},
-		{"two objects", "POST", "/api/v1/sandboxes", `{"templateID":"base"}{}`, 400, "not valid JSON", ""},
+		{"two objects", "POST", "/api/v1/sandboxes", `{"templateID":"base"}{}`, 400, "must hold one JSON object and nothing after it", ""},
 		{"bad state filter", "GET", "/api/v1/sandboxes?state=sleeping", nil, 400, `state "sleeping"`, "state"},
 		{"bad limit", "GET", "/api/v1/sandboxes?limit=0", nil, 400, "limit", "limit"},
 		{"unknown query", "GET", "/api/v1/sandboxes?colour=red", nil, 400, `unknown query parameter "colour"`, "colour"},
