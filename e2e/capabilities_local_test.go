@@ -132,7 +132,7 @@ func TestCapabilitiesInLocalSandbox(t *testing.T) {
 	}
 	sb = runtimeSandbox(t, ctx, c, again)
 	resolvedMatches(t, ctx, c, sb, rt)
-	if out := runIn(t, ctx, sb, "git config --global user.name"); out != "sbx agent\n" {
+	if out := runIn(t, ctx, sb, "git config user.name"); out != "sbx agent\n" {
 		t.Fatalf("git-toolkit re-enabled with its identity flag: %q", out)
 	}
 	if _, err := c.ResetRuntime(ctx, "default", "default", rt); err != nil {
