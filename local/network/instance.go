@@ -28,7 +28,9 @@ import (
 //     that stopped, whose sandboxes may still run, and of sbx versions
 //     before these records, count too);
 //   - the name may not be one another instance, with other state, uses
-//     while that instance's table exists.
+//     while that instance's table exists; a table with no record (made by
+//     an sbx from before the records) is another's when it holds sandboxes
+//     that cfg.StateDir does not record.
 //
 // Each instance records its name, state directory and pool in
 // <InstancesDir>/<name>.json; a record whose table is gone is stale and
@@ -93,11 +95,24 @@ func checkClaim(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if rec, err := readInstance(cfg.Table); err == nil && rec.StateDir != cfg.StateDir {
-		if _, live := tables[cfg.Table]; live {
+	if _, live := tables[cfg.Table]; live {
+		rec, err := readInstance(cfg.Table)
+		switch {
+		case err == nil && rec.StateDir != cfg.StateDir:
 			return fmt.Errorf("network: instance name %q is in use by another sbx instance on this host, "+
 				"whose network state is in %s (its nftables table inet %s exists): give this one another name (serve --name), "+
 				"or stop that instance and delete its table (nft delete table inet %s)", cfg.Table, rec.StateDir, cfg.Table, cfg.Table)
+		case errors.Is(err, os.ErrNotExist):
+			// A table without a record: an sbx from before the records, on
+			// this state or another. It is ours if it holds no sandbox that
+			// our records do not name.
+			if foreign, err := foreignSandboxes(ctx, cfg); err != nil {
+				return err
+			} else if len(foreign) > 0 {
+				return fmt.Errorf("network: instance name %q is in use by another sbx instance on this host: its nftables table inet %s "+
+					"holds sandbox interfaces that %s does not record (%s): give this one another name (serve --name), "+
+					"or stop that instance and delete its table (nft delete table inet %s)", cfg.Table, cfg.Table, cfg.StateDir, strings.Join(foreign, ", "), cfg.Table)
+			}
 		}
 	}
 	for name, pool := range tables {
@@ -159,6 +174,44 @@ func sbxTables(ctx context.Context) (map[string]netip.Prefix, error) {
 		return nil, fmt.Errorf("network: listing nftables tables: %w", err)
 	}
 	return tables, nil
+}
+
+// foreignSandboxes lists the interfaces in the sandboxes set of cfg's
+// table that no attachment recorded in cfg.StateDir has.
+func foreignSandboxes(ctx context.Context, cfg Config) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "nft", "-j", "list", "set", "inet", cfg.Table, "sandboxes").Output()
+	if err != nil {
+		return nil, nil // no such set: not a table with sandboxes
+	}
+	var listing struct {
+		Nftables []struct {
+			Set *struct {
+				Elem []any `json:"elem"`
+			} `json:"set"`
+		} `json:"nftables"`
+	}
+	if err := json.Unmarshal(out, &listing); err != nil {
+		return nil, fmt.Errorf("network: nftables set %s sandboxes: %w", cfg.Table, err)
+	}
+	ours := map[string]bool{}
+	files, _ := filepath.Glob(filepath.Join(cfg.StateDir, "*.json"))
+	for _, f := range files {
+		if a, err := readRecord(f); err == nil {
+			ours[a.HostIf] = true
+		}
+	}
+	var foreign []string
+	for _, item := range listing.Nftables {
+		if item.Set == nil {
+			continue
+		}
+		for _, e := range item.Set.Elem {
+			if name, ok := e.(string); ok && !ours[name] {
+				foreign = append(foreign, name)
+			}
+		}
+	}
+	return foreign, nil
 }
 
 func instanceFile(name string) string { return filepath.Join(InstancesDir, name+".json") }

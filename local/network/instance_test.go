@@ -15,7 +15,9 @@ import (
 // table holds with other state; a restart on the same state is not, nor is
 // the name once that table is gone. Instances name their interfaces apart:
 // the same sandbox ID attached in both is two sandboxes, and detaching it
-// in one leaves the other's namespace, veth, rules and route alone.
+// in one leaves the other's namespace, veth, rules and route alone. A
+// table with no record (an sbx from before the records) belongs to the
+// state that records its sandboxes.
 func TestInstancesKeepApart(t *testing.T) {
 	a := testConfig(t, "10.231.11.0/24")
 	ma := newManager(t, a)
@@ -62,6 +64,18 @@ func TestInstancesKeepApart(t *testing.T) {
 		t.Errorf("A's table lacks its sandbox's interface %s:\n%s", inA.HostIf, table)
 	}
 	reach(t, "", inA.Addr.Addr(), port)
+
+	// A's table as an sbx from before instance records left it: the
+	// sandboxes in it that another state does not record tell it apart.
+	check(t, os.Remove(instanceFile(a.Table)))
+	_, err = New(sameName)
+	want = fmt.Sprintf("its nftables table inet %s holds sandbox interfaces that %s does not record (%s)", a.Table, sameName.StateDir, inA.HostIf)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("New with the name of a table without a record: %v; want an error with %q", err, want)
+	}
+	if _, err := New(a); err != nil {
+		t.Errorf("a restart on the state that records the table's sandboxes: %v", err)
+	}
 
 	check(t, ma.Detach(t.Context(), inA.ID))
 	if out, err := exec.Command("nft", "delete", "table", "inet", a.Table).CombinedOutput(); err != nil {
