@@ -17,19 +17,32 @@ import (
 // maxTokenLen bounds what ReadToken reads.
 const maxTokenLen = 4 << 10
 
-// ReadToken reads the access token from the open descriptor fd, to its end,
-// and closes it. sbx hands the agent its token this way (a pipe that runsc
-// passes into the sandbox), so that it is in no environment, argv or file
-// that code in the sandbox could read, and no bundle on the host holds it.
+// ReadToken reads the access token from the open descriptor fd, up to the
+// end of its first line (or of the file), and closes it. sbx hands the
+// agent its token this way (a pipe that runsc passes into the sandbox), so
+// that it is in no environment, argv or file that code in the sandbox could
+// read, and no bundle on the host holds it. The writer keeps its end open
+// until the agent closes this one, which tells it the token was taken.
 func ReadToken(fd int) (string, error) {
 	f := os.NewFile(uintptr(fd), "token")
 	if f == nil {
 		return "", fmt.Errorf("agent: descriptor %d is not open", fd)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenLen+1))
-	if err != nil {
-		return "", fmt.Errorf("agent: reading the access token from descriptor %d: %w", fd, err)
+	var data []byte
+	b := make([]byte, 1)
+	for len(data) <= maxTokenLen {
+		n, err := f.Read(b)
+		if n == 1 && b[0] == '\n' {
+			break
+		}
+		data = append(data, b[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("agent: reading the access token from descriptor %d: %w", fd, err)
+		}
 	}
 	if len(data) > maxTokenLen {
 		return "", fmt.Errorf("agent: descriptor %d holds more than a token", fd)
@@ -61,7 +74,7 @@ func (a *Agent) setToken(token string) {
 // so code in the sandbox that got hold of the token still cannot lock its
 // owner out.
 func (a *Agent) rotateToken(w http.ResponseWriter, r *http.Request) error {
-	if a.fromHere(r) {
+	if !a.rotator(r) {
 		return apiError(http.StatusForbidden, "the access token is rotated by sbx serve only, never from inside the sandbox")
 	}
 	var req apiv1.TokenRequest

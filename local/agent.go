@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"golang.org/x/sys/unix"
 )
 
 // AgentMount is where the agent binary (this sbx binary) appears inside every
@@ -104,6 +106,10 @@ func (p *Provider) removeUnusedAgents() error {
 // it a new one through POST /token.
 const tokenFD = 3
 
+// agentTokenTimeout bounds how long a create waits for the agent to take
+// its token: the agent's start, which reads it first.
+const agentTokenTimeout = 30 * time.Second
+
 // withAgent makes the agent the sandbox's first process: its binary
 // mounted read-only, told to read its access token on tokenFD, the
 // template's default user (commands, PTYs and new files belong to it unless
@@ -121,22 +127,43 @@ func withAgent(s *specs.Spec, binary, start, user string) {
 	}
 }
 
-// tokenPipe is the read end of a pipe holding token, for the agent to read
-// on tokenFD. A pipe holds the few bytes of a token without a reader.
-func tokenPipe(token string) (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
+// tokenPipe is a pipe holding token and a newline, for the agent to read on
+// tokenFD (r); w stays open for tokenTaken.
+func tokenPipe(token string) (r, w *os.File, err error) {
+	if r, w, err = os.Pipe(); err != nil {
+		return nil, nil, err
 	}
-	_, err = w.WriteString(token)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if _, err = w.WriteString(token + "\n"); err != nil {
 		r.Close()
-		return nil, fmt.Errorf("handing the agent its token: %w", err)
+		w.Close()
+		return nil, nil, fmt.Errorf("handing the agent its token: %w", err)
 	}
-	return r, nil
+	return r, w, nil
+}
+
+// tokenTaken waits, at most timeout, until no reader holds the token pipe
+// whose write end is w (every other copy of the read end closed): the agent
+// has read its token and closed its descriptor, and so gVisor holds no host
+// file for it. A checkpoint taken while it still did would never restore
+// (runsc restore takes no --pass-fd), so a create returns only after this.
+func tokenTaken(w *os.File, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	fds := []unix.PollFd{{Fd: int32(w.Fd())}}
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("the sandbox's agent did not take its access token within %s", timeout)
+		}
+		fds[0].Revents = 0
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return fmt.Errorf("waiting for the agent to take its token: %w", err)
+		case n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0:
+			return nil
+		}
+	}
 }
 
 // AgentAddr implements sbx.AgentDialer: the agent listens on the sandbox's

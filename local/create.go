@@ -183,13 +183,15 @@ func (p *Provider) start(ctx context.Context, m meta, token string, args ...stri
 	defer output.Close()
 	note(output, "%s with %s (template %s version %s)", map[string]string{"run": "starting", "restore": "restoring"}[args[0]], p.rs.Name(), m.Template, m.TemplateVersion)
 	var files []*os.File
+	var taken *os.File // the token pipe's write end, while the agent has yet to take it
 	if p.agent != "" && args[0] == "run" {
-		pipe, err := tokenPipe(token)
+		pipe, w, err := tokenPipe(token)
 		if err != nil {
 			return err
 		}
 		defer pipe.Close()
-		files = []*os.File{pipe}
+		defer w.Close()
+		files, taken = []*os.File{pipe}, w
 		pass := []string{"--pass-fd", fmt.Sprintf("%d:%d", tokenFD, tokenFD)} // runsc's descriptor 3 is the pipe (ExtraFiles[0])
 		if p.runc() {
 			pass = []string{"--preserve-fds", "1"}
@@ -198,6 +200,12 @@ func (p *Provider) start(ctx context.Context, m meta, token string, args ...stri
 	}
 	if err := p.rs.StartWith(ctx, m.Flags, output, files, args...); err != nil {
 		return err
+	}
+	if taken != nil {
+		files[0].Close() // the sandbox holds its own copy
+		if err := tokenTaken(taken, agentTokenTimeout); err != nil {
+			return err
+		}
 	}
 	return p.privateFiles(m.ProviderID)
 }
