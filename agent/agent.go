@@ -41,6 +41,10 @@ type Config struct {
 	Start   string       // optional start command (run like a background command with tag "start")
 	Env     []string     // default os.Environ(): the environment commands start from
 	Log     *slog.Logger // default discard
+	// Rotator, when set, says which peers may rotate the token; by default
+	// any peer but the sandbox itself (fromHere). A test that serves the
+	// agent on serve's own host sets it.
+	Rotator func(r *http.Request) bool
 }
 
 // DefaultWorkdir is the working directory commands and relative paths start from.
@@ -52,8 +56,9 @@ const StartTag = "start"
 // Agent serves the agent API. Make one with New; Close ends what it started.
 type Agent struct {
 	workdir string
-	user    string   // the default user: Config.User
-	env     []string // the base of every command's environment, less the token
+	user    string                   // the default user: Config.User
+	rotator func(*http.Request) bool // who may rotate the token: Config.Rotator
+	env     []string                 // the base of every command's environment, less the token
 	log     *slog.Logger
 	token   atomic.Pointer[[sha256.Size]byte] // the access token's hash
 	procs   *table
@@ -79,7 +84,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}
-	a := &Agent{workdir: cfg.Workdir, user: cfg.User, env: cfg.Env, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{}}
+	a := &Agent{workdir: cfg.Workdir, user: cfg.User, env: cfg.Env, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{},
+		rotator: cfg.Rotator}
+	if a.rotator == nil {
+		a.rotator = func(r *http.Request) bool { return !a.fromHere(r) }
+	}
 	a.setToken(cfg.Token)
 	if _, err := a.lookupAccount(""); err != nil {
 		a.log.Warn("the default user is not one of the sandbox's users: commands that name no user fail", "user", a.user, "err", err)
