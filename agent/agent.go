@@ -110,7 +110,8 @@ func New(cfg Config) (*Agent, error) {
 // GET /health needs the access token in apiv1.AccessTokenHeader.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
-	route := func(pattern string, fn handler) { mux.Handle(pattern, a.handle(fn)) }
+	// query: the query parameters a route takes; any other is a 400.
+	route := func(pattern string, fn handler, query ...string) { mux.Handle(pattern, a.handle(fn, query)) }
 	route("GET /health", a.health)
 	route("GET /ready", a.health)
 	route("POST /token", a.rotateToken)
@@ -128,20 +129,16 @@ func (a *Agent) Handler() http.Handler {
 	route("GET /pty/{ref}", a.attachPty)
 	route("POST /pty/{ref}/resize", a.resizePty)
 
-	route("GET /files", a.readFile)
-	route("PUT /files", a.writeFile)
-	route("POST /files", a.uploadFiles)
-	route("DELETE /files", a.removeFile)
-	route("GET /files/list", a.listFiles)
-	route("GET /files/stat", a.statFile)
-	route("POST /files/mkdir", a.makeDir)
+	route("GET /files", a.readFile, "path")
+	route("PUT /files", a.writeFile, "path", "mode", "user")
+	route("POST /files", a.uploadFiles, "path", "user")
+	route("DELETE /files", a.removeFile, "path")
+	route("GET /files/list", a.listFiles, "path", "depth")
+	route("GET /files/stat", a.statFile, "path")
+	route("POST /files/mkdir", a.makeDir, "user")
 	route("POST /files/move", a.moveFile)
-	route("GET /files/watch", a.watchFiles)
-
-	route("/", func(_ http.ResponseWriter, r *http.Request) error {
-		return notFound("no route %s %s", r.Method, r.URL.Path)
-	})
-	return a.authenticate(mux)
+	route("GET /files/watch", a.watchFiles, "path", "recursive")
+	return a.authenticate(routed(mux))
 }
 
 // Close kills every command and PTY (their whole process groups), waits

@@ -129,5 +129,5 @@ func parseSignal(s string) (syscall.Signal, error) {
 	if sig := unix.SignalNum(name); sig != 0 {
 		return sig, nil
 	}
-	return 0, invalid("signal %q is not a signal name (TERM, INT, HUP, KILL, USR1, …) or number", s)
+	return 0, invalidField("signal", "signal %s is not a signal name (TERM, INT, HUP, KILL, USR1, …) or number", quote(s))
 }

@@ -22,9 +22,13 @@ func (a *Agent) listFiles(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	depth := 1
-	if d := r.URL.Query().Get("depth"); d != "" && d != "0" {
+	d, given, err := queryParam(r, "depth")
+	if err != nil {
+		return err
+	}
+	if given && d != "0" { // 0: the default
 		if depth, err = strconv.Atoi(d); err != nil || depth < 1 {
-			return invalid("depth must be a number from 1, not %q", d)
+			return invalidField("depth", "depth must be a number from 1, not %s", quote(d))
 		}
 	}
 	list := apiv1.EntryList{Items: []apiv1.EntryInfo{}}
@@ -77,7 +81,7 @@ func (a *Agent) makeDir(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Path == "" {
-		return invalid("the body needs a path")
+		return invalidField("path", "the body needs a path")
 	}
 	path := a.resolve(req.Path)
 	acct, err := a.lookupAccount(r.URL.Query().Get("user"))
@@ -87,7 +91,7 @@ func (a *Agent) makeDir(w http.ResponseWriter, r *http.Request) error {
 	status := http.StatusCreated
 	if fi, err := os.Stat(path); err == nil {
 		if !fi.IsDir() {
-			return conflict("%s: already exists and is not a directory", path)
+			return conflict("%s: already exists and is not a directory", short(path))
 		}
 		status = http.StatusOK
 	} else if err := mkdirAllAs(path, acct); err != nil {
@@ -116,7 +120,7 @@ func (a *Agent) moveFile(w http.ResponseWriter, r *http.Request) error {
 		return fsError(from, err)
 	}
 	if err := os.Rename(from, to); err != nil {
-		return fsError(fmt.Sprintf("moving %s to %s", from, to), err)
+		return fsError(fmt.Sprintf("moving %s to %s", short(from), short(to)), err)
 	}
 	info, err := stat(to)
 	if err != nil {

@@ -17,9 +17,9 @@ func (a *Agent) workingDir(cwd string) (string, error) {
 	fi, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		return "", invalid("cwd %s: %v", dir, unwrapPath(err))
+		return "", invalidField("cwd", "cwd %s: %v", short(dir), unwrapPath(err))
 	case !fi.IsDir():
-		return "", invalid("cwd %s: not a directory", dir)
+		return "", invalidField("cwd", "cwd %s: not a directory", short(dir))
 	}
 	return dir, nil
 }
@@ -31,7 +31,7 @@ func (a *Agent) workingDir(cwd string) (string, error) {
 func (a *Agent) childEnv(acct *account, extra map[string]string) ([]string, error) {
 	for k := range extra {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(extra[k], "\x00") {
-			return nil, invalid("env: %q is not a valid variable", k)
+			return nil, invalidField("env", "env: %s is not a valid variable", quote(k))
 		}
 	}
 	env := make([]string, 0, 64)
@@ -85,7 +85,7 @@ func lookPath(file string, env []string, cwd string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", invalid("%s: not found on PATH (%s)", file, path)
+	return "", errNotOnPath
 }
 
 // resolve makes a path absolute, relative to the working directory, and clean.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/sbxdev/sbx/apiv1"
@@ -25,19 +26,36 @@ const uploadBuffer = 1 << 20
 func (a *Agent) pathParam(r *http.Request) (string, error) {
 	p := r.URL.Query().Get("path")
 	if p == "" {
-		return "", invalid("the query needs a path")
+		return "", invalidField("path", "the query needs a path")
 	}
 	return a.resolve(p), nil
 }
 
-// readFile sends a file's bytes; http.ServeContent streams them (with
-// sendfile) and answers Range requests too.
+// queryParam is the query parameter name and whether it is given; given
+// empty (?depth=) is a 400.
+func queryParam(r *http.Request, name string) (string, bool, error) {
+	v, ok := r.URL.Query()[name]
+	if !ok {
+		return "", false, nil
+	}
+	if v[0] == "" {
+		return "", false, invalidField(name, "query parameter %s is empty", quote(name))
+	}
+	return v[0], true, nil
+}
+
+// readFile sends a regular file's bytes: http.ServeContent streams them
+// (with sendfile) and answers Range requests too, when the file can seek
+// and has a size; a file that cannot or has none (those of /proc and /sys)
+// is streamed as it reads. What cannot be read at all (a directory, a
+// device, a named pipe, /proc/PID/mem) is a 4xx before anything is sent.
 func (a *Agent) readFile(w http.ResponseWriter, r *http.Request) error {
 	path, err := a.pathParam(r)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(path)
+	// Non-blocking, so that opening a named pipe does not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return fsError(path, err)
 	}
@@ -46,12 +64,69 @@ func (a *Agent) readFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fsError(path, err)
 	}
-	if fi.IsDir() {
+	switch {
+	case fi.IsDir():
 		return fsError(path, syscall.EISDIR)
+	case !fi.Mode().IsRegular():
+		return fsError(path, errNotRegular)
+	}
+	first := make([]byte, 32<<10)
+	n, err := f.ReadAt(first, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fsError(path, err)
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	http.ServeContent(w, r, "", fi.ModTime(), f)
+	size, err := f.Seek(0, io.SeekEnd)
+	if err == nil && size > 0 && size == fi.Size() && (n == len(first) || int64(n) == size) {
+		http.ServeContent(&enveloped{ResponseWriter: w, path: path}, r, "", fi.ModTime(), f)
+		return nil
+	}
+	// No size to trust (a file of /proc or /sys): send what the file
+	// reads, to its end.
+	if n == len(first) {
+		if _, err := f.Seek(int64(n), io.SeekStart); err != nil {
+			return fsError(path, err)
+		}
+	}
+	if n < len(first) {
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	if _, err := w.Write(first[:n]); err != nil || n < len(first) {
+		return nil
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		a.log.Debug("reading a file", "path", path, "err", err)
+	}
 	return nil
+}
+
+// enveloped answers http.ServeContent's errors (a bad Range, a failed
+// precondition) with the error envelope instead of its text.
+type enveloped struct {
+	http.ResponseWriter
+	path   string
+	failed bool
+}
+
+func (e *enveloped) WriteHeader(code int) {
+	if code < 400 {
+		e.ResponseWriter.WriteHeader(code)
+		return
+	}
+	e.failed = true
+	e.Header().Del("X-Content-Type-Options")
+	writeJSON(e.ResponseWriter, code, apiError(code, "%s: %s", short(e.path), strings.ToLower(http.StatusText(code))))
+}
+
+func (e *enveloped) Write(b []byte) (int, error) {
+	if e.failed {
+		return len(b), nil // ServeContent's own text
+	}
+	return e.ResponseWriter.Write(b)
 }
 
 // writeFile writes the body to the path; with mode (octal, e.g. 755) the
@@ -62,10 +137,14 @@ func (a *Agent) writeFile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var mode fs.FileMode
-	if m := r.URL.Query().Get("mode"); m != "" {
+	m, given, err := queryParam(r, "mode")
+	if err != nil {
+		return err
+	}
+	if given {
 		v, err := strconv.ParseUint(m, 8, 32)
 		if err != nil || v > 0o777 {
-			return invalid("mode %q must be octal permissions, 0 to 777", m)
+			return invalidField("mode", "mode %s must be octal permissions, 0 to 777", quote(m))
 		}
 		mode = fs.FileMode(v)
 	}
@@ -96,7 +175,7 @@ func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 	}
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return invalid("the body must be multipart/form-data: %v", err)
+		return apiError(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with a boundary, not %s", quote(r.Header.Get("Content-Type")))
 	}
 	list := apiv1.EntryList{Items: []apiv1.EntryInfo{}}
 	for {
@@ -105,17 +184,17 @@ func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 			break
 		}
 		if err != nil {
-			return invalid("reading the multipart body: %v", err)
+			return invalid("reading the multipart body: %s", short(err.Error()))
 		}
 		// Not part.FileName(), which drops the directories.
 		_, params, _ := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
 		name := params["filename"]
 		if name == "" {
-			return invalid("part %q has no filename", part.FormName())
+			return invalid("part %s has no filename", quote(part.FormName()))
 		}
 		clean := filepath.Clean(name)
 		if !filepath.IsLocal(clean) {
-			return invalid("filename %q leaves %s", name, dir)
+			return invalid("filename %s leaves %s", quote(name), short(dir))
 		}
 		info, err := writeStream(filepath.Join(dir, clean), part, 0, acct)
 		if err != nil {
@@ -138,6 +217,11 @@ func writeStream(path string, body io.Reader, perm fs.FileMode, acct *account) (
 	switch {
 	case err == nil && old.IsDir():
 		return apiv1.EntryInfo{}, fsError(path, syscall.EISDIR)
+	case err == nil && !old.Mode().IsRegular():
+		// Renamed over, a device or pipe would be replaced, not written.
+		return apiv1.EntryInfo{}, fsError(path, errNotRegular)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return apiv1.EntryInfo{}, fsError(path, err)
 	case err == nil:
 		mode = old.Mode().Perm()
 	}
@@ -158,7 +242,7 @@ func writeStream(path string, body io.Reader, perm fs.FileMode, acct *account) (
 		if _, onDisk := errors.AsType[*fs.PathError](err); onDisk {
 			return apiv1.EntryInfo{}, fsError(path, err)
 		}
-		return apiv1.EntryInfo{}, invalid("reading the upload of %s: %v", path, err)
+		return apiv1.EntryInfo{}, invalid("reading the upload of %s: %v", short(path), err)
 	}
 	if err := tmp.Chmod(mode); err != nil {
 		return apiv1.EntryInfo{}, fsError(path, err)

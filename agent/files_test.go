@@ -140,7 +140,11 @@ func TestFilesEntries(t *testing.T) {
 
 	paths := func(depth string) []string {
 		var list apiv1.EntryList
-		e.call(http.MethodGet, "/files/list"+q(e.dir, "depth", depth), nil, http.StatusOK, &list)
+		query := q(e.dir, "depth", depth)
+		if depth == "" {
+			query = q(e.dir)
+		}
+		e.call(http.MethodGet, "/files/list"+query, nil, http.StatusOK, &list)
 		var out []string
 		for _, it := range list.Items {
 			out = append(out, strings.TrimPrefix(it.Path, e.dir+"/")+":"+it.Type)
@@ -200,7 +204,7 @@ func TestFilesErrors(t *testing.T) {
 		{http.MethodGet, "/files/list" + q(".", "depth", "-1"), nil, 400, "depth"},
 		{http.MethodGet, "/files/stat" + q("missing"), nil, 404, "not found"},
 		{http.MethodGet, "/files", nil, 400, "path"},
-		{http.MethodPost, "/files" + q("up"), strings.NewReader("not multipart"), 400, "multipart"},
+		{http.MethodPost, "/files" + q("up"), strings.NewReader("not multipart"), 415, "multipart"},
 	} {
 		got := e.fail(c.method, c.path, c.body, c.code)
 		if !strings.Contains(got.Detail, c.detail) {

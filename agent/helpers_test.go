@@ -76,8 +76,12 @@ func (e *env) request(ctx context.Context, method, path string, body any) *http.
 		e.t.Fatal(err)
 	}
 	req.Header.Set(apiv1.AccessTokenHeader, token)
-	if tb, ok := body.(*typedBody); ok {
-		req.Header.Set("Content-Type", tb.contentType)
+	switch b := body.(type) {
+	case *typedBody:
+		req.Header.Set("Content-Type", b.contentType)
+	case nil, io.Reader:
+	default:
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

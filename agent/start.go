@@ -6,16 +6,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"syscall"
 	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
 	"golang.org/x/sys/unix"
 )
-
-// tagPattern is what a tag may look like.
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // launch is what to start: the parts a command and a PTY share.
 type launch struct {
@@ -53,8 +49,8 @@ func (a *Agent) startCommand(req apiv1.StartCommandRequest) (*command, error) {
 // registers it; the command then runs on its own, whatever becomes of the
 // request that started it.
 func (a *Agent) launch(l launch) (*command, error) {
-	if l.tag != "" && !tagPattern.MatchString(l.tag) {
-		return nil, invalid("tag %q must match %s", l.tag, tagPattern)
+	if err := checkTag(l.tag); err != nil {
+		return nil, err
 	}
 	cwd, err := a.workingDir(l.cwd)
 	if err != nil {
@@ -68,9 +64,9 @@ func (a *Agent) launch(l launch) (*command, error) {
 	if err != nil {
 		return nil, err
 	}
-	path, err := lookPath(l.argv[0], env, cwd)
-	if err != nil {
-		return nil, err
+	path, lookErr := lookPath(l.argv[0], env, cwd)
+	if lookErr != nil && !errors.Is(lookErr, errNotOnPath) {
+		return nil, lookErr
 	}
 	if err := a.procs.reserve(l.tag); err != nil {
 		return nil, err
@@ -87,9 +83,11 @@ func (a *Agent) launch(l launch) (*command, error) {
 		return nil, err
 	}
 	exit, err := a.reaper.start(func() (int, error) {
-		if err := cmd.Start(); err != nil {
+		started, err := startOrReport(cmd, l.argv[0], lookErr) // exits 127 or 126 for a program it cannot run
+		if err != nil {
 			return 0, err
 		}
+		cmd = started
 		return cmd.Process.Pid, nil
 	})
 	w.closeChild()
@@ -120,9 +118,9 @@ func (a *Agent) launch(l launch) (*command, error) {
 // startError describes a process that could not start.
 func startError(name string, err error) error {
 	if errors.Is(err, fs.ErrPermission) {
-		return apiError(http.StatusForbidden, "starting %s: %v", name, err)
+		return apiError(http.StatusForbidden, "starting %s: %v", quote(name), unwrapPath(err))
 	}
-	return invalid("starting %s: %v", name, err)
+	return invalid("starting %s: %v", quote(name), unwrapPath(err))
 }
 
 // shellArgv runs a command line with bash as a login shell, or sh.

@@ -31,6 +31,7 @@ func TestShortCommandStreamsInTwoWrites(t *testing.T) {
 
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/commands", strings.NewReader(`{"args":["true"]}`))
 	req.Header.Set(apiv1.AccessTokenHeader, token)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"sync"
@@ -29,6 +30,25 @@ func newTable() *table {
 	return &table{byPID: map[int]*command{}, tags: map[string]*command{}}
 }
 
+// tagPattern is what a tag may look like; "." and ".." match it but are
+// refused, since a client's or proxy's path cleaning makes
+// /commands/.. into / (DELETE /commands/.. would reach DELETE /).
+var tagPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// checkTag refuses a tag that is not a name to find a command by; the
+// empty tag is no tag.
+func checkTag(tag string) error {
+	switch {
+	case tag == "":
+		return nil
+	case tag == "." || tag == "..":
+		return invalidField("tag", "tag %q is a path segment, not a name", tag)
+	case !tagPattern.MatchString(tag):
+		return invalidField("tag", "tag %s must be 1 to 64 letters, digits, '.', '_' or '-'", quote(tag))
+	}
+	return nil
+}
+
 // reserve claims tag for a command about to start; release it with
 // unreserve if the start fails. The empty tag needs no claim.
 func (t *table) reserve(tag string) error {
@@ -41,7 +61,7 @@ func (t *table) reserve(tag string) error {
 		return nil
 	}
 	if _, taken := t.tags[tag]; taken {
-		return conflict("tag %q is taken by a running command", tag)
+		return conflict("tag %s is taken by a running command", quote(tag))
 	}
 	t.tags[tag] = nil
 	return nil
@@ -112,7 +132,7 @@ func (t *table) find(ref string) (*command, error) {
 			return c, nil
 		}
 	}
-	return nil, notFound("no command %q", ref)
+	return nil, notFound("no command %s", quote(ref))
 }
 
 // all answers every command known, running or ended, oldest first.

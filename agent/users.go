@@ -60,7 +60,7 @@ func (a *Agent) lookupAccount(name string) (*account, error) {
 func resolveAccount(name string) (*account, error) {
 	users, err := readPasswd()
 	if err != nil {
-		return nil, invalid("user %q: %v", name, err)
+		return nil, invalid("user %s: %s", quote(name), short(err.Error()))
 	}
 	userPart, groupPart, withGroup := strings.Cut(name, ":")
 	var acct *account
@@ -76,7 +76,7 @@ func resolveAccount(name string) (*account, error) {
 			}
 		}
 		if acct == nil {
-			return nil, invalid("user %q is not in the sandbox's %s", userPart, passwdFile)
+			return nil, invalid("user %s is not in the sandbox's %s", quote(userPart), passwdFile)
 		}
 	}
 	if withGroup {
@@ -140,10 +140,10 @@ func lookupGroup(name string) (uint32, error) {
 		}
 	})
 	if err != nil {
-		return 0, invalid("group %q: %v", name, err)
+		return 0, invalid("group %s: %s", quote(name), short(err.Error()))
 	}
 	if !found {
-		return 0, invalid("group %q is not in the sandbox's %s", name, groupFile)
+		return 0, invalid("group %s is not in the sandbox's %s", quote(name), groupFile)
 	}
 	return gid, nil
 }

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -34,14 +36,21 @@ func (a *Agent) watchFiles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	recursive, _ := strconv.ParseBool(r.URL.Query().Get("recursive"))
+	recursive := false
+	if v, given, err := queryParam(r, "recursive"); err != nil {
+		return err
+	} else if given {
+		if recursive, err = strconv.ParseBool(v); err != nil {
+			return invalidField("recursive", "recursive must be true or false, not %s", quote(v))
+		}
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return fsError(path, err)
 	}
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
-		return err
+		return watchError(path, err)
 	}
 	defer watcher.Close()
 	if !a.track(watcher) {
@@ -50,11 +59,21 @@ func (a *Agent) watchFiles(w http.ResponseWriter, r *http.Request) error {
 	defer a.untrack(watcher)
 	recursive = recursive && fi.IsDir()
 	if err := addWatches(watcher, path, recursive); err != nil {
-		return fsError(path, err)
+		return watchError(path, err)
 	}
 	startStream(w, http.StatusOK)
 	a.streamWatch(r.Context(), w, watcher, recursive)
 	return nil
+}
+
+// watchError describes a watch that could not be set: inotify's limits
+// (instances: EMFILE; watches: ENOSPC) are the agent's, a 503; anything
+// else is about the path.
+func watchError(path string, err error) error {
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.ENFILE) {
+		return apiError(http.StatusServiceUnavailable, "watching %s: the sandbox's inotify limits are reached; close other watches", short(path))
+	}
+	return fsError(path, err)
 }
 
 // streamWatch writes the watcher's events until ctx ends or it closes.

@@ -59,6 +59,7 @@ func TestAgentCommand(t *testing.T) {
 	run := func(tok string) (int, string) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/commands", strings.NewReader(`{"cmd":"echo token=$`+agent.TokenEnv+`"}`))
 		req.Header.Set(apiv1.AccessTokenHeader, tok)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
