@@ -47,9 +47,16 @@ import "time"
 // rotates the token.
 //
 // Paths are absolute inside the sandbox; a relative one is relative to
-// /workspace. Errors use the Error envelope, with the path and the reason in
-// Detail: 404 not found, 400 is a directory / not a directory / bad input,
-// 403 permission denied, 409 exists, 401 a missing or wrong token.
+// /workspace. Errors use the Error envelope, with the path (its first 64
+// bytes) and the reason in Detail: 404 not found, 400 is a directory / not a
+// directory / not a regular file / name too long / symlink loop / bad input,
+// 403 permission denied, 409 exists, 507 no space left, 401 a missing or
+// wrong token. JSON bodies need Content-Type: application/json (415) and are
+// decoded strictly (exact field names; unknown fields, null and trailing data
+// are 400s naming the field); a query parameter a route does not list above,
+// or an empty or malformed value, is a 400; a wrong method is a 405 with
+// Allow. A command whose program is not found exits 127, one that cannot be
+// executed 126, as under a shell. The tags "." and ".." are refused.
 
 // AgentPort is the fixed port of the agent inside every sandbox.
 const AgentPort = 49983
