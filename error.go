@@ -12,6 +12,7 @@ type Code string
 // The error codes.
 const (
 	EInvalid          Code = "invalid"                // bad input: 400
+	ETooLarge         Code = "too_large"              // a request body over the route's bound: 413
 	EUnsupportedMedia Code = "unsupported_media_type" // a body of a type the route does not take: 415
 	EUnauthorized     Code = "unauthorized"           // no or bad credentials: 401
 	EForbidden        Code = "forbidden"              // credentials lack the right: 403

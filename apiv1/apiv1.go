@@ -247,7 +247,7 @@ type EndpointStatus struct {
 // Error is the error envelope of every 4xx and 5xx answer.
 type Error struct {
 	Code   int          `json:"code"`
-	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,method_not_allowed,conflict,idempotency_key_reused,unsupported_media_type,insufficient_storage,not_supported,provider_error,unavailable,timeout,internal"`
+	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,method_not_allowed,conflict,idempotency_key_reused,too_large,unsupported_media_type,insufficient_storage,not_supported,provider_error,unavailable,timeout,internal"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
 }
@@ -255,7 +255,7 @@ type Error struct {
 // errorTypes is the Error.Type of each status the API answers with.
 var errorTypes = map[int]string{
 	400: "invalid", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
-	415: "unsupported_media_type", 422: "idempotency_key_reused", 507: "insufficient_storage",
+	413: "too_large", 415: "unsupported_media_type", 422: "idempotency_key_reused", 507: "insufficient_storage",
 	500: "internal", 501: "not_supported", 502: "provider_error", 503: "unavailable", 504: "timeout",
 }
 

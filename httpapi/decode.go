@@ -28,7 +28,7 @@ func readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, sbx.Errorf(sbx.EInvalid, "request body is larger than %d bytes", maxBody)
+		return nil, sbx.Errorf(sbx.ETooLarge, "the request body is larger than %d bytes", maxBody)
 	}
 	return data, err
 }

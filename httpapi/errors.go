@@ -14,6 +14,7 @@ import (
 // statuses is the one table from error code to HTTP status.
 var statuses = map[sbx.Code]int{
 	sbx.EInvalid:          http.StatusBadRequest,
+	sbx.ETooLarge:         http.StatusRequestEntityTooLarge,
 	sbx.EUnsupportedMedia: http.StatusUnsupportedMediaType,
 	sbx.EUnauthorized:     http.StatusUnauthorized,
 	sbx.EForbidden:        http.StatusForbidden,

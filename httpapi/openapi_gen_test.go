@@ -360,6 +360,7 @@ var errorText = map[int]string{
 	404: "No such sandbox, org, workspace, project, member or key visible to the caller.",
 	409: "The sandbox's state does not allow this; detail names the state.",
 	422: "The Idempotency-Key was sent within the last 24 hours with another request (type idempotency_key_reused).",
+	413: "The request body is larger than the operation takes (type too_large).",
 	415: "The request body is not of the type the operation takes (a JSON body needs Content-Type: application/json).",
 	501: "The provider does not support this.",
 	502: "The provider failed the operation; detail says how.",
@@ -417,7 +418,7 @@ func generate() ([]byte, error) {
 		}
 		errs := o.errors
 		if o.body != nil {
-			errs = append(errs[:len(errs):len(errs)], 415)
+			errs = append(errs[:len(errs):len(errs)], 413, 415)
 		}
 		if !o.open {
 			errs = append(errs[:len(errs):len(errs)], 500)
