@@ -133,13 +133,23 @@ type Named struct {
 
 // Me says who the caller is.
 type Me struct {
-	Org       Named  `json:"org"`
-	Workspace Named  `json:"workspace"`
-	Project   Named  `json:"project"`
-	Key       Key    `json:"key"`
-	Role      string `json:"role" enum:"owner,admin,member" doc:"The role the key acts with in the org."`
-	User      *User  `json:"user,omitempty" doc:"The member a member's key acts as."`
-	Operator  bool   `json:"operator,omitempty" doc:"The key acts for the operator of this sbx too."`
+	Org       Named   `json:"org"`
+	Workspace Named   `json:"workspace"`
+	Project   Named   `json:"project"`
+	Key       Key     `json:"key"`
+	Role      string  `json:"role" enum:"owner,admin,member" doc:"The role the key acts with in the org."`
+	User      *User   `json:"user,omitempty" doc:"The member a member's key acts as."`
+	Operator  bool    `json:"operator,omitempty" doc:"The key acts for the operator of this sbx too."`
+	Server    Version `json:"server" doc:"The sbx that answers: its version."`
+}
+
+// Version describes an sbx binary, as its Go toolchain stamped it.
+type Version struct {
+	Version  string `json:"version" doc:"The module version: a release tag, a pseudo-version made from the VCS revision, or (devel)."`
+	Revision string `json:"revision,omitempty" doc:"The VCS revision it was built from."`
+	Time     string `json:"time,omitempty" doc:"The time of that revision, RFC 3339."`
+	Modified bool   `json:"modified,omitempty" doc:"The tree it was built from had uncommitted changes."`
+	Go       string `json:"go,omitempty" doc:"The Go version it was built with."`
 }
 
 // Key describes the caller's API key; its secret is never shown again.

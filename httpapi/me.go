@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/version"
 )
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
@@ -18,6 +19,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 		Project:   apiv1.Named{ID: c.Project.ID, Name: c.Project.Name},
 		Key:       apiv1.Key{ID: c.Key.ID, Name: c.Key.Name, Prefix: c.Key.Prefix, Scope: c.Key.Scope()},
 		Role:      string(c.Role), Operator: c.Key.Operator,
+		Server: version.Get(),
 	}
 	if c.User.ID != "" {
 		u := renderUser(c.User)

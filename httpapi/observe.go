@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
+	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 )
 
@@ -37,6 +39,42 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request, ref string) {
 		out.Items = append(out.Items, apiv1.LogLine{At: l.At, Source: l.Source, Line: l.Line})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// sandboxLogStream follows a sandbox's log: every line so far, then each
+// line as it comes, as NDJSON LogLines, until the sandbox ends (killed or
+// failed) or the client goes.
+func (s *Server) sandboxLogStream(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query()); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("id"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", apiv1.NDJSON)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no") // a proxy in front passes lines on as they come
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	enc := json.NewEncoder(w)
+	err = s.mgr.FollowLogs(r.Context(), sb, func(lines []sbx.LogLine) error {
+		for _, l := range lines {
+			if err := enc.Encode(apiv1.LogLine{At: l.At, Source: l.Source, Line: l.Line}); err != nil {
+				return err
+			}
+		}
+		return rc.Flush()
+	})
+	if err != nil && r.Context().Err() == nil {
+		// The status is sent: the stream just ends, and the log says why.
+		s.log.Warn("following a sandbox's log", "sandbox", sb.ID, "err", err)
+	}
 }
 
 func (s *Server) sandboxMetrics(w http.ResponseWriter, r *http.Request) {

@@ -101,6 +101,11 @@ var operations = map[string]op{
 		body: apiv1.TimeoutRequest{}, bodyRequired: true, status: 200, response: apiv1.Sandbox{}, errors: append(planErrs, ledgerErrs...)},
 	"GET /api/v1/sandboxes/{id}/logs": {id: "sandboxLogs", summary: "A page of the sandbox's log, oldest first: lifecycle lines and the provider's own",
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
+	"GET /api/v1/sandboxes/{id}/logs/stream": {id: "followSandboxLogs", summary: "Follow the sandbox's log: every line so far, then each new line as it comes",
+		description: "The whole log as the logs operation orders it, then each line added to it (lifecycle lines, the provider's own, the sandbox's output) within a fraction of a second. " +
+			"The stream is NDJSON: one LogLine per line, flushed as it comes. It ends when the sandbox ends (killed or failed), after the lines it ended with, or when the client goes; " +
+			"a paused sandbox's stream goes on.",
+		status: 200, response: apiv1.LogLine{}, responseType: apiv1.NDJSON, errors: []int{400, 401, 404}},
 	"GET /api/v1/sandboxes/{id}/metrics": {id: "sandboxMetrics", summary: "CPU, memory, processes, network and disk of a running sandbox",
 		status: 200, response: apiv1.Metrics{}, errors: []int{400, 401, 404, 409, 501, 502, 503}},
 

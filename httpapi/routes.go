@@ -37,6 +37,7 @@ func (s *Server) routes() []Route {
 		authed("POST", "/api/v1/sandboxes/{id}/refreshes", s.refreshSandbox),
 		authed("POST", "/api/v1/sandboxes/{id}/timeout", s.setSandboxTimeout),
 		authed("GET", "/api/v1/sandboxes/{id}/logs", s.sandboxLogs),
+		authed("GET", "/api/v1/sandboxes/{id}/logs/stream", s.sandboxLogStream),
 		authed("GET", "/api/v1/sandboxes/{id}/metrics", s.sandboxMetrics),
 
 		authed("GET", "/api/v1/org/{org}/sandboxes", s.orgSandboxes),

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/ledger"
@@ -22,25 +23,11 @@ func (m *Manager) Logs(ctx context.Context, sb sbx.Sandbox, cursor string, limit
 		}
 		start = n
 	}
-	events, err := m.store.Events(ctx, sb.ID)
+	timeline, own, err := m.logSources(ctx, sb)
 	if err != nil {
 		return nil, "", err
 	}
-	lines := make([]sbx.LogLine, 0, len(events))
-	for _, e := range events {
-		text := e.Step
-		if e.Detail != "" {
-			text += ": " + e.Detail
-		}
-		lines = append(lines, sbx.LogLine{At: e.At, Source: "sbx", Line: text})
-	}
-	if p, ok := m.providers[sb.Provider].(sbx.LogReader); ok && !sb.Handle.IsZero() {
-		own, err := p.Logs(ctx, sb.Handle)
-		if err != nil {
-			m.log.Warn("reading provider logs", "sandbox", sb.ID, "err", err)
-		}
-		lines = append(lines, own...)
-	}
+	lines := append(timeline, own...)
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].At.Before(lines[j].At) })
 	if start > len(lines) {
 		start = len(lines)
@@ -51,6 +38,84 @@ func (m *Manager) Logs(ctx context.Context, sb sbx.Sandbox, cursor string, limit
 		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
 	}
 	return lines[start:end], next, nil
+}
+
+// logSources reads the two parts of a sandbox's log, each oldest first and
+// only ever appended to: its timeline as lines of source "sbx", and the
+// provider's own log when it keeps one (none before the provider made the
+// sandbox; a provider that cannot read it is logged, not an error).
+func (m *Manager) logSources(ctx context.Context, sb sbx.Sandbox) (timeline, own []sbx.LogLine, err error) {
+	events, err := m.store.Events(ctx, sb.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	timeline = make([]sbx.LogLine, 0, len(events))
+	for _, e := range events {
+		text := e.Step
+		if e.Detail != "" {
+			text += ": " + e.Detail
+		}
+		timeline = append(timeline, sbx.LogLine{At: e.At, Source: "sbx", Line: text})
+	}
+	if p, ok := m.providers[sb.Provider].(sbx.LogReader); ok && !sb.Handle.IsZero() {
+		own, err = p.Logs(ctx, sb.Handle)
+		if err != nil {
+			m.log.Warn("reading provider logs", "sandbox", sb.ID, "err", err)
+		}
+	}
+	return timeline, own, nil
+}
+
+// FollowEvery is how often FollowLogs looks for new lines and for the
+// sandbox's end.
+var FollowEvery = 250 * time.Millisecond
+
+// FollowLogs passes emit the whole log of sb (as Logs orders it), then
+// every line added to it as it comes, until the sandbox ends (killed or
+// failed: the lines it ended with are passed first), ctx ends or emit
+// fails. It watches the ledger, not this serve's memory, so a sandbox that
+// another serve on the same database kills ends the stream too.
+func (m *Manager) FollowLogs(ctx context.Context, sb sbx.Sandbox, emit func([]sbx.LogLine) error) error {
+	var seenTimeline, seenOwn int // lines passed on from each part
+	tick := time.NewTicker(FollowEvery)
+	defer tick.Stop()
+	for {
+		// The state is read before the lines, so that once it is final
+		// the lines read after it hold the sandbox's last ones.
+		cur, err := m.store.GetSandbox(ctx, "", sb.ID)
+		if err != nil {
+			return err
+		}
+		timeline, own, err := m.logSources(ctx, cur)
+		if err != nil {
+			return err
+		}
+		// Both parts only grow; a provider's log that shrank (its files
+		// went with a kill) has nothing new.
+		var fresh []sbx.LogLine
+		if len(timeline) > seenTimeline {
+			fresh = append(fresh, timeline[seenTimeline:]...)
+			seenTimeline = len(timeline)
+		}
+		if len(own) > seenOwn {
+			fresh = append(fresh, own[seenOwn:]...)
+			seenOwn = len(own)
+		}
+		sort.SliceStable(fresh, func(i, j int) bool { return fresh[i].At.Before(fresh[j].At) })
+		if len(fresh) > 0 {
+			if err := emit(fresh); err != nil {
+				return err
+			}
+		}
+		if cur.State.Final() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 // Metrics measures a running sandbox through its provider.
