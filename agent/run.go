@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -22,6 +23,18 @@ func Run(ctx context.Context, cfg Config, addr string) error {
 	if err != nil {
 		return err
 	}
+	// The start command's output goes to the sandbox's log too (the
+	// agent's stdout), where its owner reads it with GET …/logs.
+	logged := make(chan struct{})
+	logCtx, stopLog := context.WithCancel(context.Background())
+	go func() {
+		defer close(logged)
+		a.logStart(logCtx, os.Stdout)
+	}()
+	defer func() {
+		stopLog()
+		<-logged
+	}()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		a.Close()
