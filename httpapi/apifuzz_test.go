@@ -72,6 +72,7 @@ type openAPIOp struct {
 		} `json:"content"`
 	} `json:"requestBody"`
 	Responses map[string]json.RawMessage `json:"responses"`
+	Security  []any                      `json:"security"` // empty (not nil) on the open routes
 }
 
 type openAPISchema struct {
@@ -91,13 +92,14 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 type fuzzer struct {
-	t     *testing.T
-	st    *agenttest.Stack
-	db    *sql.DB
-	http  *http.Client
-	valid map[string]string // a path parameter's value that names something real
-	sent  int
-	last  int // the status of the last request checked
+	t       *testing.T
+	st      *agenttest.Stack
+	db      *sql.DB
+	http    *http.Client
+	valid   map[string]string // a path parameter's value that names something real
+	sent    int
+	last    int         // the status of the last request checked
+	headers http.Header // set on the requests of check: an empty value removes the header
 }
 
 func newFuzzer(t *testing.T, st *agenttest.Stack) *fuzzer {
@@ -183,6 +185,13 @@ func (f *fuzzer) do(method, path, contentType, body string) (int, http.Header, [
 	req.Header.Set("Authorization", "Bearer "+f.st.Key)
 	if contentType != "" && body != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range f.headers {
+		if len(v) == 0 {
+			req.Header.Del(k)
+			continue
+		}
+		req.Header[k] = v
 	}
 	resp, err := f.http.Do(req)
 	if err != nil {
@@ -285,6 +294,24 @@ func (f *fuzzer) operation(doc *openAPIDoc, method, path string, op openAPIOp) {
 			f.check(op, method, fill(v, p), contentType, body(), 0)
 		}
 	}
+	// Headers: no key, a key that is no key, in either header; an
+	// Idempotency-Key too long; an answer asked for in another type.
+	auth := 401
+	if op.Security != nil {
+		auth = 0 // an open route
+	}
+	for _, h := range []http.Header{
+		{"Authorization": nil}, {"Authorization": {"Bearer " + strings.Repeat("k", 300)}}, {"Authorization": {"Basic Zm9vOmJhcg=="}},
+		{"Authorization": nil, "X-Api-Key": {"sbx_nope"}}, {"Authorization": {"Bearer"}},
+	} {
+		f.headers = h
+		f.check(op, method, valid, contentType, body(), auth)
+	}
+	for _, h := range []http.Header{{"Idempotency-Key": {strings.Repeat("i", 256)}}, {"Accept": {"text/html"}}, {"X-Forwarded-For": {"127.0.0.1"}}} {
+		f.headers = h
+		f.check(op, method, valid+"?zz=1", contentType, body(), 400) // refused, whatever the header
+	}
+	f.headers = nil
 	// Wrong methods: a 405, unless another operation's path takes the URL.
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 		if _, ok := doc.Paths[path][strings.ToLower(m)]; !ok {
@@ -360,6 +387,7 @@ func (f *fuzzer) check(op openAPIOp, method, path, contentType, body string, wan
 	}
 	if status < 400 {
 		if method != "GET" {
+			f.st.Manager.Wait(context.Background()) // what it started in the background, settled
 			f.heal()
 		}
 		return
