@@ -89,5 +89,6 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newRuntime(g))
 	root.AddCommand(newSecret(g))
 	root.AddCommand(newCapability(g))
+	root.AddCommand(newVersion(g), newSummary(g))
 	return root
 }
