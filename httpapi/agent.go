@@ -99,7 +99,7 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, a *lifecycle.Agen
 			switch {
 			case resp.StatusCode == http.StatusSwitchingProtocols:
 				if rw, ok := resp.Body.(io.ReadWriteCloser); ok {
-					resp.Body = &endingUpgrade{endingStream: endingStream{body: rw, stopped: a.Stopped, split: wsFrames, last: wsGoingAway}, w: rw}
+					resp.Body = newEndingUpgrade(rw, a.Stopped)
 				}
 				return nil // the connection is the WebSocket's now
 			case resp.StatusCode >= 300 && resp.StatusCode < 400:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sbxdev/sbx"
@@ -107,10 +108,30 @@ func ndjsonError(why string) []byte {
 // endingUpgrade is an endingStream over the agent's side of a WebSocket:
 // the agent's frames pass on whole, and the client's writes reach the agent
 // until the sandbox stops; after that, they are dropped, so that the
-// proxy's copy from the agent ends first, its close frame sent.
+// proxy's copy from the agent ends first, its close frame sent. The client
+// then has closeLinger to close its side, as the closing handshake has it
+// (which ends the proxy's copy from it, and the connection), before the
+// proxy closes the connection itself.
 type endingUpgrade struct {
 	endingStream
 	w io.Writer
+}
+
+// closeLinger is how long a client whose sandbox stopped has to close its
+// side of the WebSocket once the close frame is sent.
+const closeLinger = 5 * time.Second
+
+func newEndingUpgrade(rw io.ReadWriteCloser, stopped func() *sbx.Error) *endingUpgrade {
+	return &endingUpgrade{endingStream: endingStream{body: rw, stopped: stopped, split: wsFrames, last: wsGoingAway}, w: rw}
+}
+
+func (u *endingUpgrade) Read(p []byte) (int, error) {
+	n, err := u.endingStream.Read(p)
+	if err == io.EOF && u.stopped() != nil {
+		time.Sleep(closeLinger)
+		return n, errors.New("the sandbox stopped")
+	}
+	return n, err
 }
 
 func (u *endingUpgrade) Write(p []byte) (int, error) {

@@ -47,17 +47,20 @@ type served struct {
 // NewProvider returns a Provider whose agents end with t.
 func NewProvider(t testing.TB) *Provider {
 	p := &Provider{Memory: providertest.NewMemory(providertest.MemoryOptions{}), t: t, agents: map[string]*served{}}
-	t.Cleanup(func() {
-		p.mu.Lock()
-		agents := p.agents
-		p.agents = map[string]*served{}
-		p.mu.Unlock()
-		for _, a := range agents {
-			a.srv.Close()
-			a.agent.Close()
-		}
-	})
+	t.Cleanup(p.closeAgents)
 	return p
+}
+
+// closeAgents ends every agent and its connections.
+func (p *Provider) closeAgents() {
+	p.mu.Lock()
+	agents := p.agents
+	p.agents = map[string]*served{}
+	p.mu.Unlock()
+	for _, a := range agents {
+		a.srv.Close()
+		a.agent.Close()
+	}
 }
 
 // Create implements sbx.Provider: the record, then its agent, serving.
@@ -179,6 +182,11 @@ func Serve(t testing.TB) *Stack {
 	srv.Config.ErrorLog = log.New(errs, "", 0)
 	srv.Start()
 	t.Cleanup(func() {
+		// The agents first: a stream proxied to one (a watch that saw
+		// nothing, a command's output) ends with its connection, so that
+		// the server has no request left to wait for.
+		prov.closeAgents()
+		srv.CloseClientConnections()
 		srv.Close()
 		cancel()
 		loops.Wait()
