@@ -34,7 +34,7 @@ func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body apiv1.CreateOrgRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	n := ledger.NewOrg{Name: body.Name, KYCStatus: sbx.KYCStatus(body.KYCStatus), Key: sbx.APIKey{Name: "owner"}}
@@ -66,7 +66,7 @@ func (s *Server) setPlan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body apiv1.SetPlanRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	plan, err := parsePlan(body, "")
@@ -147,7 +147,7 @@ func (s *Server) verification(w http.ResponseWriter, r *http.Request) (sbx.KYCSt
 		return "", false
 	}
 	var body apiv1.VerificationRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return "", false
 	}
 	status := sbx.KYCStatus(body.Status)

@@ -283,7 +283,9 @@ func (f *fuzzer) operation(doc *openAPIDoc, method, path string, op openAPIOp) {
 	f.check(op, method, valid+"?zz=1", contentType, body(), 400)
 	// Malformed values of the route's own.
 	for _, q := range query {
-		f.check(op, method, valid+"?"+q+"=", contentType, body(), 400)
+		if q != "cursor" { // an empty cursor is the first page
+			f.check(op, method, valid+"?"+q+"=", contentType, body(), 400)
+		}
 		for _, v := range []string{"maybe", "-1", "99999999999999999999999", strings.Repeat("z", 300), "%00", "a&" + q + "=b"} {
 			f.check(op, method, valid+"?"+q+"="+v, contentType, body(), 0)
 		}

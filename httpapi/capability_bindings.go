@@ -33,7 +33,7 @@ func (s *Server) listRuntimeCapabilities(w http.ResponseWriter, r *http.Request)
 // the runtime: from its next start on, its sandboxes have it.
 func (s *Server) installCapability(w http.ResponseWriter, r *http.Request) {
 	var body apiv1.InstallCapabilityRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	rt, ok := s.runtime(w, r, "installing a capability")
@@ -52,7 +52,7 @@ func (s *Server) installCapability(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateRuntimeCapability(w http.ResponseWriter, r *http.Request) {
 	var body apiv1.UpdateCapabilityRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	rt, ok := s.runtime(w, r, "changing a runtime's capability")
@@ -79,10 +79,6 @@ func (s *Server) uninstallCapability(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	b, err := s.store.DeleteCapabilityBinding(r.Context(), rt.OrgID, rt.ID, r.PathValue("binding_id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -96,10 +92,6 @@ func (s *Server) uninstallCapability(w http.ResponseWriter, r *http.Request) {
 func (s *Server) resolvedCapabilities(w http.ResponseWriter, r *http.Request) {
 	rt, ok := s.runtime(w, r, "reading a runtime's capabilities")
 	if !ok {
-		return
-	}
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
 		return
 	}
 	res, err := capability.ResolveRuntime(r.Context(), s.store, rt.OrgID, rt.ID)

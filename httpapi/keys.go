@@ -35,7 +35,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	}
 	c := caller(r)
 	var body apiv1.CreateKeyRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	var p problems
@@ -76,10 +76,6 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := caller(r)
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	k, err := s.store.GetAPIKey(r.Context(), c.Org.ID, r.PathValue("key"))
 	if err == nil {
 		err = s.policy.ManageKey(r.Context(), c, k, "revoking")

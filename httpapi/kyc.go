@@ -88,10 +88,6 @@ func (s *Server) kycWebhook(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, sbx.Errorf(sbx.EUnavailable, "the KYC webhook is off on this server: start sbx serve with --kyc-webhook-secret (or $SBX_KYC_WEBHOOK_SECRET)"))
 		return
 	}
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	data, err := readJSON(w, r)
 	if err != nil {
 		s.error(w, r, err)

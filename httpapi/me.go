@@ -8,10 +8,6 @@ import (
 )
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	c := caller(r)
 	me := apiv1.Me{
 		Org:       apiv1.Named{ID: c.Org.ID, Name: c.Org.Name},

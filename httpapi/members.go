@@ -40,7 +40,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body apiv1.AddMemberRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	role := sbx.Role(body.Role)
@@ -66,10 +66,6 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) {
 	ws, ok := s.workspace(w, r)
 	if !ok {
-		return
-	}
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
 		return
 	}
 	mine, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "removing a member")

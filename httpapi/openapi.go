@@ -67,8 +67,9 @@ func operations() map[string]operation {
 
 // checkInput refuses, before h runs (and so before a paused sandbox is
 // woken for a request its agent would refuse), a query parameter the
-// operation does not take, one given empty or, unless it repeats, twice
-// (400), and a body that is not of its type (415).
+// operation does not take, one given empty (but cursor, whose empty value
+// is the first page) or, unless it repeats, twice (400), and a body that is
+// not of its type (415).
 func (s *Server) checkInput(op operation, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -76,7 +77,7 @@ func (s *Server) checkInput(op operation, h http.Handler) http.Handler {
 		for _, name := range op.query {
 			switch vs := q[name]; {
 			case err != nil:
-			case slices.Contains(vs, ""):
+			case slices.Contains(vs, "") && name != "cursor": // an empty cursor is the first page
 				err = sbx.Invalid(name, "query parameter %s is empty: give it a value or leave it out", name)
 			case len(vs) > 1 && !op.repeat[name]:
 				err = sbx.Invalid(name, "query parameter %s is given %d times; it takes one value", name, len(vs))

@@ -25,16 +25,12 @@ func (s *Server) inOrg(w http.ResponseWriter, r *http.Request) bool {
 
 func (s *Server) orgSandboxes(w http.ResponseWriter, r *http.Request) {
 	if s.inOrg(w, r) {
-		s.list(w, r, "state", "project_id", "limit", "cursor")
+		s.list(w, r)
 	}
 }
 
 func (s *Server) orgGetSandbox(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
-		return
-	}
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
 		return
 	}
 	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("provider_sandbox_id"))
@@ -55,10 +51,6 @@ func (s *Server) orgSandboxLogs(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) orgUsage(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
-		return
-	}
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
 		return
 	}
 	c := caller(r)

@@ -44,7 +44,7 @@ func (s *Server) getRuntime(w http.ResponseWriter, r *http.Request) {
 // body names. A sandbox already running keeps what it was made with.
 func (s *Server) updateRuntime(w http.ResponseWriter, r *http.Request) {
 	var body apiv1.UpdateRuntimeRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	rt, ok := s.runtime(w, r, "configuring a runtime")
@@ -67,7 +67,7 @@ func (s *Server) updateRuntime(w http.ResponseWriter, r *http.Request) {
 // it is ready.
 func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 	var body apiv1.StartRuntimeRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	rt, ok := s.runtime(w, r, "starting a runtime")
@@ -115,7 +115,7 @@ func (s *Server) resetRuntime(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) keepaliveRuntime(w http.ResponseWriter, r *http.Request) {
 	var body apiv1.KeepaliveRuntimeRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	d, err := seconds("extend_seconds", body.ExtendSeconds, false, 0)

@@ -19,10 +19,6 @@ func (s *Server) listSecrets(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
 		return
 	}
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	c := caller(r)
 	list, err := s.store.Secrets(r.Context(), c.Org.ID, c.User.ID)
 	if err != nil {
@@ -40,7 +36,7 @@ func (s *Server) setSecret(w http.ResponseWriter, r *http.Request) {
 	}
 	c := caller(r)
 	var body apiv1.SetSecretRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	var p problems
@@ -79,10 +75,6 @@ func (s *Server) deleteSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, q := caller(r), r.URL.Query()
-	if err := onlyParams(q, "scope"); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	scope, ref := q.Get("scope"), r.PathValue("secret")
 	user := c.User.ID // whose own secrets the lookup sees beside the org's
 	var err error

@@ -69,8 +69,9 @@ func New(mgr *lifecycle.Manager, store *ledger.Store, cfg Config, clock sbx.Cloc
 	}
 	cfg.MaxDiskMB = max(cfg.MaxDiskMB, cfg.DefaultDiskMB)
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
+	ops := operations()
 	for _, r := range s.routes() {
-		h := r.handler
+		h := s.checkInput(ops[r.Method+" "+r.Pattern], r.handler)
 		if r.auth {
 			h = s.authenticate(h)
 		}

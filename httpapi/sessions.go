@@ -18,10 +18,6 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if err := onlyParams(q, "runtime_id", "limit", "cursor"); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "listing sessions"); !ok {
 		return
 	}
@@ -59,7 +55,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body apiv1.CreateSessionRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "creating a session"); !ok {
@@ -87,10 +83,6 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	if se, ok := s.session(w, r, "reading a session"); ok {
 		writeJSON(w, http.StatusOK, renderSession(se))
 	}
@@ -118,7 +110,7 @@ func (s *Server) listSessionMessages(w http.ResponseWriter, r *http.Request) {
 // none, and answers them numbered.
 func (s *Server) appendSessionMessages(w http.ResponseWriter, r *http.Request) {
 	var body apiv1.AppendMessagesRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	se, ok := s.session(w, r, "appending to a session")

@@ -15,10 +15,6 @@ import (
 // included), provider and endpoint availability, and what to do next, in
 // words.
 func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	c := caller(r)
 	ctx := r.Context()
 	projects, total, err := s.projectUsage(r, c)

@@ -13,12 +13,8 @@ import (
 // What the tenancy handlers (admin.go, workspaces.go, members.go, keys.go)
 // share: pages and rendering.
 
-// parsePage reads the limit and cursor of a tenancy list; any other query
-// parameter is a 400.
+// parsePage reads the limit and cursor of a tenancy list.
 func parsePage(q url.Values) (ledger.Page, error) {
-	if err := onlyParams(q, "limit", "cursor"); err != nil {
-		return ledger.Page{}, err
-	}
 	limit, err := parseLimit(q)
 	return ledger.Page{Limit: limit, Cursor: q.Get("cursor")}, err
 }
@@ -31,17 +27,6 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) (ledger.Page, bool
 		return p, false
 	}
 	return p, true
-}
-
-// body reads the strict JSON body of a tenancy change into v, refusing
-// query parameters, which these routes take none of; on failure it has
-// answered.
-func (s *Server) body(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return false
-	}
-	return s.decode(w, r, v)
 }
 
 func renderPlan(p sbx.Plan) apiv1.Plan {

@@ -38,7 +38,7 @@ func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 	}
 	c := caller(r)
 	var body apiv1.CreateWorkspaceRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	if err := authz.Need(c, sbx.RoleAdmin, "creating a workspace"); err != nil {
@@ -105,7 +105,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body apiv1.CreateProjectRequest
-	if !s.body(w, r, &body) {
+	if !s.decode(w, r, &body) {
 		return
 	}
 	if _, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "creating a project"); !ok {
