@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/capability"
+	"github.com/sbxdev/sbx/ledger"
 )
 
 // Runtimes: a project's durable record, whose current sandbox (kind
