@@ -90,4 +90,5 @@ func TestFollowLogsOverHTTP(t *testing.T) {
 		t.Errorf("the log's last line is %+v", last)
 	}
 	s.fail(s.operator, "GET", "/api/v1/sandboxes/nope/logs/stream", nil, 404, "not_found", "")
+	s.fail(s.operator, "GET", "/api/v1/sandboxes/"+sb.SandboxID+"/logs/stream?follow=1", nil, 400, "invalid", "follow")
 }

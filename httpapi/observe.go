@@ -43,12 +43,8 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request, ref string) {
 
 // sandboxLogStream follows a sandbox's log: every line so far, then each
 // line as it comes, as NDJSON LogLines, until the sandbox ends (killed or
-// failed) or the client goes.
+// failed) or the client goes. Its query (none) is checked by checkInput.
 func (s *Server) sandboxLogStream(w http.ResponseWriter, r *http.Request) {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
