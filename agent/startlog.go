@@ -10,6 +10,12 @@ import (
 // sandbox's log: a longer one is cut into lines of this size.
 const maxLogLine = 64 << 10
 
+// startLogLimit bounds what the start command adds to the sandbox's log, a
+// file on the host that no disk cap covers: past it a last line says so,
+// and the rest of its output is only in its buffer (GET /commands/start).
+// A variable for tests.
+var startLogLimit int64 = 64 << 20
+
 // logStart copies the start command's output (stdout and stderr as they
 // interleaved) to w, the sandbox's log, until the command's output ends or
 // ctx does. It writes whole lines only, so that they do not mix with the
@@ -24,6 +30,15 @@ func (a *Agent) logStart(ctx context.Context, w io.Writer) {
 	rd := c.out.attach() // from the oldest byte held: the start, unless it wrote more than the buffer holds
 	defer rd.detach()
 	var line []byte // a line begun, not yet written
+	var logged int64
+	write := func(b []byte) bool {
+		if logged += int64(len(b)); logged > startLogLimit {
+			io.WriteString(w, "[the start command's output beyond this point is not logged: it wrote more than the log takes; GET /commands/start has what its buffer holds]\n")
+			return false
+		}
+		w.Write(b)
+		return true
+	}
 	for {
 		chunks, err := rd.next(ctx, nil)
 		for _, ch := range chunks {
@@ -36,21 +51,25 @@ func (a *Agent) logStart(ctx context.Context, w io.Writer) {
 				if room := maxLogLine - len(line); content > room {
 					line = append(line, data[:room]...)
 					data = data[room:]
-					w.Write(append(line, '\n'))
+					if !write(append(line, '\n')) {
+						return
+					}
 					line = line[:0]
 					continue
 				}
 				line = append(line, data[:n]...)
 				data = data[n:]
 				if line[len(line)-1] == '\n' {
-					w.Write(line)
+					if !write(line) {
+						return
+					}
 					line = line[:0]
 				}
 			}
 		}
 		if err != nil {
 			if len(line) > 0 {
-				w.Write(append(line, '\n'))
+				write(append(line, '\n'))
 			}
 			return
 		}

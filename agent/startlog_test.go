@@ -46,3 +46,29 @@ func trim(s string) string {
 	}
 	return s
 }
+
+// What the start command adds to the log is bounded: past the limit, one
+// line says the rest is not logged, and the command runs on unhindered.
+func TestStartOutputInTheLogIsBounded(t *testing.T) {
+	defer func(was int64) { startLogLimit = was }(startLogLimit)
+	startLogLimit = 11 // the first two lines
+	a, err := New(Config{Token: strings.Repeat("t", minTokenLen), Workdir: t.TempDir(),
+		Start: "echo 12345; echo 6789; echo over; echo more"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var log bytes.Buffer
+	a.logStart(context.Background(), &log)
+	if got := log.String(); !strings.HasPrefix(got, "12345\n6789\n[the start command's output beyond this point is not logged") || strings.Contains(got, "over") {
+		t.Errorf("the log holds %q", got)
+	}
+	c, err := a.procs.find(StartTag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-c.done
+	if info := c.snapshot(); info.Running || info.ExitCode == nil || *info.ExitCode != 0 {
+		t.Errorf("the start command: %+v", info)
+	}
+}
