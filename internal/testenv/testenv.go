@@ -4,13 +4,17 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // InCI reports whether the tests run in CI.
@@ -101,7 +105,8 @@ func NewInstance(t testing.TB) Instance {
 }
 
 // removeLeftovers removes what an instance named name left on the host:
-// its nftables table, namespaces and empty cgroups. Only root can.
+// its nftables table, namespaces and cgroups, killing what still runs in
+// them (a test instance's name is no server's). Only root can.
 func removeLeftovers(name string) {
 	if os.Geteuid() != 0 {
 		return
@@ -118,9 +123,27 @@ func removeLeftovers(name string) {
 		children, _ := filepath.Glob(filepath.Join(p, "*"))
 		for _, c := range children {
 			if info, err := os.Stat(c); err == nil && info.IsDir() {
-				os.Remove(c) // only an empty cgroup goes
+				emptyCgroup(c)
 			}
 		}
 		os.Remove(p)
+	}
+}
+
+// emptyCgroup kills every process in cgroup dir (a sandbox a crashed test
+// left running) and removes it once it is empty, waiting at most a few
+// seconds.
+func emptyCgroup(dir string) {
+	for try := 0; try < 100; try++ {
+		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		for _, f := range strings.Fields(string(procs)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		time.Sleep(30 * time.Millisecond)
 	}
 }
