@@ -106,7 +106,7 @@ func (p *Provider) removeUnusedAgents() error {
 // it a new one through POST /token.
 const tokenFD = 3
 
-// agentTokenTimeout bounds how long a create waits for the agent to take
+// agentTokenTimeout bounds how long watchToken waits for the agent to take
 // its token: the agent's start, which reads it first.
 const agentTokenTimeout = 30 * time.Second
 
@@ -141,11 +141,54 @@ func tokenPipe(token string) (r, w *os.File, err error) {
 	return r, w, nil
 }
 
+// watchToken watches, in the background, for sandbox id's agent to take its
+// token from the pipe whose write end is w (tokenTaken), then closes w.
+// Until then gVisor holds a host file for the agent's descriptor, and a
+// checkpoint taken meanwhile would never restore (runsc restore takes no
+// --pass-fd): Hibernate waits for it (awaitToken). A create need not: the
+// agent takes its token as it starts, which a create's caller waits for
+// anyway (the agent's /ready).
+func (p *Provider) watchToken(id string, w *os.File) {
+	t := &tokenWatch{done: make(chan struct{})}
+	p.tokens.Store(id, t)
+	go func() {
+		defer close(t.done)
+		defer w.Close()
+		if t.err = tokenTaken(w, agentTokenTimeout); t.err == nil {
+			p.tokens.CompareAndDelete(id, t) // nothing to wait for; a failure stays for Hibernate to tell
+		}
+	}()
+}
+
+// tokenWatch is watchToken's outcome for one sandbox: done closes once the
+// agent took its token (err nil) or the wait gave up.
+type tokenWatch struct {
+	done chan struct{}
+	err  error
+}
+
+// awaitToken waits until sandbox id's agent has taken its token, if this
+// provider started it and it has yet to: a checkpoint can be taken.
+func (p *Provider) awaitToken(ctx context.Context, id string) error {
+	v, ok := p.tokens.Load(id)
+	if !ok {
+		return nil // started by an earlier serve, long since
+	}
+	t := v.(*tokenWatch)
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if t.err != nil {
+		return fmt.Errorf("cannot checkpoint the sandbox: %w", t.err)
+	}
+	return nil
+}
+
 // tokenTaken waits, at most timeout, until no reader holds the token pipe
 // whose write end is w (every other copy of the read end closed): the agent
-// has read its token and closed its descriptor, and so gVisor holds no host
-// file for it. A checkpoint taken while it still did would never restore
-// (runsc restore takes no --pass-fd), so a create returns only after this.
+// has read its token and closed its descriptor.
 func tokenTaken(w *os.File, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	fds := []unix.PollFd{{Fd: int32(w.Fd())}}

@@ -183,15 +183,14 @@ func (p *Provider) start(ctx context.Context, m meta, token string, args ...stri
 	defer output.Close()
 	note(output, "%s with %s (template %s version %s)", map[string]string{"run": "starting", "restore": "restoring"}[args[0]], p.rs.Name(), m.Template, m.TemplateVersion)
 	var files []*os.File
-	var taken *os.File // the token pipe's write end, while the agent has yet to take it
+	var w *os.File // the token pipe's write end, for watchToken once runsc holds the read end
 	if p.agent != "" && args[0] == "run" {
-		pipe, w, err := tokenPipe(token)
+		pipe, pw, err := tokenPipe(token)
 		if err != nil {
 			return err
 		}
 		defer pipe.Close()
-		defer w.Close()
-		files, taken = []*os.File{pipe}, w
+		files, w = []*os.File{pipe}, pw
 		pass := []string{"--pass-fd", fmt.Sprintf("%d:%d", tokenFD, tokenFD)} // runsc's descriptor 3 is the pipe (ExtraFiles[0])
 		if p.runc() {
 			pass = []string{"--preserve-fds", "1"}
@@ -199,13 +198,14 @@ func (p *Provider) start(ctx context.Context, m meta, token string, args ...stri
 		args = append(append([]string{args[0]}, pass...), args[1:]...)
 	}
 	if err := p.rs.StartWith(ctx, m.Flags, output, files, args...); err != nil {
+		if w != nil {
+			w.Close()
+		}
 		return err
 	}
-	if taken != nil {
+	if w != nil {
 		files[0].Close() // the sandbox holds its own copy
-		if err := tokenTaken(taken, agentTokenTimeout); err != nil {
-			return err
-		}
+		p.watchToken(m.ProviderID, w)
 	}
 	return p.privateFiles(m.ProviderID)
 }

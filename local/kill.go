@@ -18,7 +18,7 @@ func (p *Provider) Kill(ctx context.Context, h sbx.Handle) (err error) {
 		return err
 	}
 	end := p.begin(id)
-	defer func() { end(); p.ops.Delete(id) }()
+	defer func() { end(); p.ops.Delete(id); p.tokens.Delete(id) }()
 	return p.destroy(ctx, id)
 }
 

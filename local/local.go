@@ -67,6 +67,7 @@ type Provider struct {
 	agent  string     // the installed copy of Config.Agent
 	ops    sync.Map   // provider ID → *sync.Mutex, held by each operation on that sandbox
 	claims sync.Mutex // held while a new sandbox's ID is checked and claimed
+	tokens sync.Map   // provider ID → *tokenWatch, while its agent may not have taken its token
 
 	diskMu  sync.Mutex             // held while the disk is measured and a share admitted
 	pending map[string]pendingDisk // provider ID → a share admitted, not yet held by a recorded sandbox

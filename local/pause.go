@@ -41,6 +41,9 @@ func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) (err error) {
 		return err
 	}
 	defer end()
+	if err := p.awaitToken(ctx, m.ProviderID); err != nil {
+		return err
+	}
 	image := p.imageDir(m.ProviderID)
 	if err := os.RemoveAll(image); err != nil {
 		return err
