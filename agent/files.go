@@ -129,6 +129,16 @@ func (e *enveloped) Write(b []byte) (int, error) {
 	return e.ResponseWriter.Write(b)
 }
 
+// ReadFrom keeps ServeContent's copy on the response's own ReadFrom, which
+// sends a file with sendfile: through Write, a 256 MB download took 4.5×
+// as long in gVisor.
+func (e *enveloped) ReadFrom(src io.Reader) (int64, error) {
+	if e.failed {
+		return io.Copy(io.Discard, src)
+	}
+	return io.Copy(e.ResponseWriter, src)
+}
+
 // writeFile writes the body to the path; with mode (octal, e.g. 755) the
 // file gets that mode, else a new file gets 644 and a replaced one keeps its.
 func (a *Agent) writeFile(w http.ResponseWriter, r *http.Request) error {
