@@ -29,6 +29,9 @@ func BenchmarkCreateGetDelete(b *testing.B) {
 	call := func(method, path string, body []byte, want int) []byte {
 		req, _ := http.NewRequest(method, url+path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
+		if len(body) > 0 {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		resp, err := c.Do(req)
 		if err != nil {
 			b.Fatal(err)
