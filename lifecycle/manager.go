@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/keyed"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/pricing"
 )
@@ -38,7 +39,7 @@ type Manager struct {
 	clock     sbx.Clock
 	log       *slog.Logger
 
-	locks    keyedMutex
+	locks    keyed.Mutex // per sandbox ID, and "runtime/" + a runtime's ID
 	mu       sync.Mutex
 	creating map[string]chan struct{} // closed when the create settles
 	wg       sync.WaitGroup           // background creates, and kills of abandoned ones
