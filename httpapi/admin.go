@@ -7,7 +7,6 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/ledger"
 )
 
 // The operator's routes: orgs, their plans, and the verification of orgs
@@ -37,7 +36,7 @@ func (s *Server) createOrg(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &body) {
 		return
 	}
-	n := ledger.NewOrg{Name: body.Name, KYCStatus: sbx.KYCStatus(body.KYCStatus), Key: sbx.APIKey{Name: "owner"}}
+	n := sbx.NewOrg{Name: body.Name, KYCStatus: sbx.KYCStatus(body.KYCStatus), Key: sbx.APIKey{Name: "owner"}}
 	if body.Plan != nil {
 		var err error
 		if n.Plan, err = parsePlan(*body.Plan, "plan."); err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/authz"
-	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/pricing"
 )
 
@@ -101,7 +100,7 @@ func timeParam(v, name string, def time.Time) (time.Time, error) {
 }
 
 // spending sums the per-sandbox rows into every breakdown.
-func spending(org sbx.Org, from, to time.Time, spend []ledger.Spend, projects []sbx.Project) apiv1.Spending {
+func spending(org sbx.Org, from, to time.Time, spend []sbx.Spend, projects []sbx.Project) apiv1.Spending {
 	out := apiv1.Spending{Org: apiv1.Named{ID: org.ID, Name: org.Name}, From: from, To: to,
 		ByProject: []apiv1.ProjectSpend{}, ByKind: map[string]string{}, ByProvider: map[string]string{}, Sandboxes: []apiv1.SandboxSpend{}}
 	var total, cpu, mem, gpu, storage int64

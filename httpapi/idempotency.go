@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/ledger"
 )
 
 // IdempotencyHeader carries a client's key for a create it may retry.
@@ -16,7 +15,7 @@ const IdempotencyHeader = "Idempotency-Key"
 // once reads the request's Idempotency-Key (nil without one) for what it
 // asks, v: a retry with the same key and an equal request is the same
 // request.
-func once(r *http.Request, v any) (*ledger.Once, error) {
+func once(r *http.Request, v any) (*sbx.Once, error) {
 	key := r.Header.Get(IdempotencyHeader)
 	if key == "" {
 		return nil, nil
@@ -29,7 +28,7 @@ func once(r *http.Request, v any) (*ledger.Once, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(append([]byte(r.Method+" "+r.URL.Path+"\n"), asked...))
-	return &ledger.Once{APIKeyID: caller(r).Key.ID, Key: key, Hash: hex.EncodeToString(sum[:])}, nil
+	return &sbx.Once{APIKeyID: caller(r).Key.ID, Key: key, Hash: hex.EncodeToString(sum[:])}, nil
 }
 
 func printable(s string) bool {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/ledger"
 )
 
 // The org ledger view: the same sandboxes, addressed under their org and by
@@ -89,6 +88,6 @@ func (s *Server) projectUsage(r *http.Request, c sbx.Caller) ([]apiv1.ProjectUsa
 		out = append(out, apiv1.ProjectUsage{Project: apiv1.Named{ID: p.ID, Name: p.Name}, Usage: s.usage(us[p.ID])})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Project.Name < out[j].Project.Name })
-	t := ledger.Total(us)
+	t := sbx.TotalUsage(us)
 	return out, s.usage(&t), nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/pricing"
 )
 
@@ -78,7 +77,7 @@ func (s *Server) runtimeURL(sb sbx.Sandbox) string {
 	return u.Scheme + "://" + host
 }
 
-func (s *Server) usage(u *ledger.Usage) apiv1.Usage {
+func (s *Server) usage(u *sbx.Usage) apiv1.Usage {
 	out := apiv1.Usage{ByState: map[string]int{}, ByKind: map[string]int{}, ByProvider: map[string]int{}, BilledCredits: credits(0)}
 	if u == nil {
 		return out

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/ledger"
 )
 
 func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) {
@@ -95,9 +94,9 @@ func (s *Server) renderSandbox(w http.ResponseWriter, r *http.Request, status in
 }
 
 // parseFilter reads list filters from a query.
-func parseFilter(q url.Values) (ledger.Filter, error) {
+func parseFilter(q url.Values) (sbx.SandboxFilter, error) {
 	var p problems
-	f := ledger.Filter{TemplateID: q.Get("template"), ProjectID: q.Get("project_id"), Cursor: q.Get("cursor")}
+	f := sbx.SandboxFilter{TemplateID: q.Get("template"), ProjectID: q.Get("project_id"), Cursor: q.Get("cursor")}
 	if f.ProjectID != "" && uuid.Validate(f.ProjectID) != nil {
 		p.Add("project_id", "project_id %q must be a project's ID (a UUID)", f.ProjectID)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/internal/strictjson"
-	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 )
 
@@ -39,7 +38,7 @@ type Config struct {
 // Server serves the API.
 type Server struct {
 	mgr    *lifecycle.Manager
-	store  *ledger.Store
+	store  Store
 	policy authz.Policy
 	cfg    Config
 	clock  sbx.Clock
@@ -48,7 +47,7 @@ type Server struct {
 }
 
 // New returns the API handler.
-func New(mgr *lifecycle.Manager, store *ledger.Store, cfg Config, clock sbx.Clock, log *slog.Logger) *Server {
+func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *slog.Logger) *Server {
 	if cfg.MaxCPU == 0 {
 		cfg.MaxCPU = 16
 	}

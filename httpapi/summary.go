@@ -7,7 +7,6 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/ledger"
 )
 
 // summary answers the observability summary: usage per project, the org's
@@ -177,7 +176,7 @@ func quota(name string, limit, used float64, detail string) apiv1.Quota {
 func (s *Server) nextActions(r *http.Request, c sbx.Caller, u apiv1.Usage) ([]string, error) {
 	var out []string
 	since := s.clock.Now().Add(-24 * time.Hour)
-	failed, _, err := s.mgr.List(r.Context(), c, ledger.Filter{States: []sbx.State{sbx.StateFailed}, Limit: 100})
+	failed, _, err := s.mgr.List(r.Context(), c, sbx.SandboxFilter{States: []sbx.State{sbx.StateFailed}, Limit: 100})
 	if err != nil {
 		return nil, err
 	}

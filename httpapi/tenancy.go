@@ -7,20 +7,19 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/ledger"
 )
 
 // What the tenancy handlers (admin.go, workspaces.go, members.go, keys.go)
 // share: pages and rendering.
 
 // parsePage reads the limit and cursor of a tenancy list.
-func parsePage(q url.Values) (ledger.Page, error) {
+func parsePage(q url.Values) (sbx.Page, error) {
 	limit, err := parseLimit(q)
-	return ledger.Page{Limit: limit, Cursor: q.Get("cursor")}, err
+	return sbx.Page{Limit: limit, Cursor: q.Get("cursor")}, err
 }
 
 // page answers a list's first page unless parsing the query failed.
-func (s *Server) page(w http.ResponseWriter, r *http.Request) (ledger.Page, bool) {
+func (s *Server) page(w http.ResponseWriter, r *http.Request) (sbx.Page, bool) {
 	p, err := parsePage(r.URL.Query())
 	if err != nil {
 		s.error(w, r, err)

@@ -22,14 +22,8 @@ import (
 // Lock order: a transaction that locks a sandbox row and its org's row locks
 // the sandbox row first (UpdateSandbox does).
 
-// PlanUse is what an org's sandboxes hold against its plan.
-type PlanUse struct {
-	Sandboxes  int
-	MilliCPU   int64
-	MemoryMB   int64
-	GPUPercent int
-	DiskMB     int64 // summed over the sandboxes holding disk, not only compute
-}
+// PlanUse is sbx.PlanUse.
+type PlanUse = sbx.PlanUse
 
 // holding is the condition on sandboxes rows that hold compute for the plan;
 // holdingDisk, the wider one of rows that hold disk.

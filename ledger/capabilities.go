@@ -51,12 +51,12 @@ func (s *Store) AddCapabilityBundle(ctx context.Context, b sbx.CapabilityBundle,
 
 // CapabilityBundles returns a page of an org's inventory, oldest upload first.
 func (s *Store) CapabilityBundles(ctx context.Context, orgID string, p Page) ([]sbx.CapabilityBundle, string, error) {
-	where, args, err := p.after("created_at", "name || '@' || version")
+	where, args, err := after(p, "created_at", "name || '@' || version")
 	if err != nil {
 		return nil, "", err
 	}
 	out, err := queryBundles(ctx, s.read(), `SELECT `+bundleColumns+` FROM capability_bundles WHERE org_id = ? AND `+where+`
-		ORDER BY created_at, name || '@' || version LIMIT ?`, append(append([]any{orgID}, args...), p.limit()+1)...)
+		ORDER BY created_at, name || '@' || version LIMIT ?`, append(append([]any{orgID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -230,12 +230,12 @@ func checkSource(ctx context.Context, tx db, b sbx.CapabilityBinding) error {
 
 // CapabilityBindings returns a page of a runtime's bindings, oldest first.
 func (s *Store) CapabilityBindings(ctx context.Context, orgID, runtimeID string, p Page) ([]sbx.CapabilityBinding, string, error) {
-	where, args, err := p.after("created_at", "id")
+	where, args, err := after(p, "created_at", "id")
 	if err != nil {
 		return nil, "", err
 	}
 	out, err := queryBindings(ctx, s.read(), `SELECT `+bindingColumns+` FROM capability_bindings WHERE org_id = ? AND runtime_id = ? AND `+where+`
-		ORDER BY created_at, id LIMIT ?`, append(append([]any{orgID, runtimeID}, args...), p.limit()+1)...)
+		ORDER BY created_at, id LIMIT ?`, append(append([]any{orgID, runtimeID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}

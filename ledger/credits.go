@@ -12,22 +12,8 @@ import (
 	"github.com/sbxdev/sbx/pricing"
 )
 
-// Settlement is one charge of a sandbox: what it owed for an interval and
-// what its org's balance paid, per resource, in micro-credits.
-type Settlement struct {
-	ID                        int64
-	OrgID, SandboxID          string
-	State                     sbx.State // the state the interval was priced at
-	From, To                  time.Time
-	CPU, Memory, GPU, Storage int64 // paid, per resource
-	Paid                      int64 // the sum of the resources
-	Owed                      int64 // more than Paid when the balance ran out
-	BalanceAfter              int64
-}
-
-// Emptied reports whether the settlement left the balance empty while the
-// sandbox still owed something: the org is out of credits.
-func (st Settlement) Emptied() bool { return st.Owed > 0 && st.BalanceAfter == 0 }
+// Settlement is sbx.Settlement.
+type Settlement = sbx.Settlement
 
 // errStale says a sandbox changed between the read a settlement was
 // computed from and its write.
@@ -381,14 +367,8 @@ func (s *Store) Settlements(ctx context.Context, orgID string, limit int) ([]Set
 	return out, rows.Err()
 }
 
-// Spend is what one sandbox's settlements paid over a time range, per
-// resource, in micro-credits.
-type Spend struct {
-	ProjectID, SandboxID, ProviderSandboxID string
-	Kind                                    sbx.Kind
-	Provider                                string
-	CPU, Memory, GPU, Storage, Total        int64
-}
+// Spend is sbx.Spend.
+type Spend = sbx.Spend
 
 // Spending sums org's settlements whose interval ends in (from, to], per
 // sandbox, largest first.

@@ -9,14 +9,8 @@ import (
 	"github.com/sbxdev/sbx"
 )
 
-// Once ties a create to the Idempotency-Key its client sent: a retry with
-// the same key, through the same API key, within OnceTTL finds the sandbox
-// the first made instead of making another.
-type Once struct {
-	APIKeyID string
-	Key      string // the client's Idempotency-Key
-	Hash     string // what was asked (route and body), to tell a retry from another request
-}
+// Once is sbx.Once.
+type Once = sbx.Once
 
 // OnceTTL is how long an idempotency key holds.
 const OnceTTL = 24 * time.Hour

@@ -26,12 +26,12 @@ func scanKey(row scanner) (sbx.APIKey, error) {
 
 // APIKeys returns a page of an org's keys, revoked ones included, oldest first.
 func (s *Store) APIKeys(ctx context.Context, orgID string, p Page) ([]sbx.APIKey, string, error) {
-	where, args, err := p.after("created_at", "id")
+	where, args, err := after(p, "created_at", "id")
 	if err != nil {
 		return nil, "", err
 	}
 	rows, err := s.read().query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE org_id = ? AND `+where+` ORDER BY created_at, id LIMIT ?`,
-		append(append([]any{orgID}, args...), p.limit()+1)...)
+		append(append([]any{orgID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -12,15 +12,8 @@ import (
 	"github.com/sbxdev/sbx"
 )
 
-// MemberCount is how many members a workspace has after a change, and the
-// most its org's plan allows (0: no limit).
-type MemberCount struct {
-	Members int
-	Max     int
-}
-
-// Over reports whether the workspace has more members than its plan allows.
-func (c MemberCount) Over() bool { return c.Max > 0 && c.Members > c.Max }
+// MemberCount is sbx.MemberCount.
+type MemberCount = sbx.MemberCount
 
 const userColumns = `u.id, u.email, u.name, u.kyc_status, u.created_at`
 
@@ -204,13 +197,13 @@ func (s *Store) MemberCounts(ctx context.Context, orgID string) (map[string]Memb
 
 // Members returns a page of a workspace's members, by when they joined.
 func (s *Store) Members(ctx context.Context, orgID, workspaceID string, p Page) ([]sbx.Member, string, error) {
-	where, args, err := p.after("m.created_at", "m.user_id")
+	where, args, err := after(p, "m.created_at", "m.user_id")
 	if err != nil {
 		return nil, "", err
 	}
 	rows, err := s.read().query(ctx, `SELECT `+userColumns+`, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
 		WHERE m.org_id = ? AND m.workspace_id = ? AND `+where+` ORDER BY m.created_at, m.user_id LIMIT ?`,
-		append(append([]any{orgID, workspaceID}, args...), p.limit()+1)...)
+		append(append([]any{orgID, workspaceID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}

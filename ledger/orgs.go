@@ -73,11 +73,11 @@ func checkPlan(p sbx.Plan) error {
 
 // Orgs returns a page of every org, oldest first.
 func (s *Store) Orgs(ctx context.Context, p Page) ([]sbx.Org, string, error) {
-	where, args, err := p.after("created_at", "id")
+	where, args, err := after(p, "created_at", "id")
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.read().query(ctx, `SELECT `+orgColumns("")+` FROM orgs WHERE `+where+` ORDER BY created_at, id LIMIT ?`, append(args, p.limit()+1)...)
+	rows, err := s.read().query(ctx, `SELECT `+orgColumns("")+` FROM orgs WHERE `+where+` ORDER BY created_at, id LIMIT ?`, append(args, limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}

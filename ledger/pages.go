@@ -1,15 +1,16 @@
 package ledger
 
-import "time"
+import (
+	"time"
 
-// Page selects one page of a tenancy list (orgs, workspaces, projects,
-// members, keys), oldest first.
-type Page struct {
-	Limit  int    // 1..1000; 0 means 100
-	Cursor string // from a previous page's next cursor
-}
+	"github.com/sbxdev/sbx"
+)
 
-func (p Page) limit() int {
+// Page is sbx.Page.
+type Page = sbx.Page
+
+// limitOf is a page's limit, its default filled in.
+func limitOf(p Page) int {
 	if p.Limit <= 0 {
 		return 100
 	}
@@ -18,7 +19,7 @@ func (p Page) limit() int {
 
 // after is the condition that starts the page after its cursor, ordered by
 // the columns at (a time in micros) and id; "1 = 1" on the first page.
-func (p Page) after(at, id string) (string, []any, error) {
+func after(p Page, at, id string) (string, []any, error) {
 	if p.Cursor == "" {
 		return "1 = 1", nil, nil
 	}
@@ -32,10 +33,10 @@ func (p Page) after(at, id string) (string, []any, error) {
 // page cuts rows, read with one more than the page's limit, to the page and
 // returns the cursor of the next one ("" on the last).
 func page[T any](rows []T, p Page, key func(T) (time.Time, string)) ([]T, string) {
-	if len(rows) <= p.limit() {
+	if len(rows) <= limitOf(p) {
 		return rows, ""
 	}
-	rows = rows[:p.limit()]
+	rows = rows[:limitOf(p)]
 	at, id := key(rows[len(rows)-1])
 	return rows, encodeCursor(at.UnixMicro(), id)
 }

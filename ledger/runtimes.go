@@ -50,7 +50,7 @@ func getRuntime(ctx context.Context, q db, orgID, workspaceID, id string) (sbx.R
 // Runtimes returns a page of a workspace's runtimes, oldest first; with
 // projectID, only that project's.
 func (s *Store) Runtimes(ctx context.Context, orgID, workspaceID, projectID string, p Page) ([]sbx.Runtime, string, error) {
-	where, args, err := p.after("r.created_at", "r.id")
+	where, args, err := after(p, "r.created_at", "r.id")
 	if err != nil {
 		return nil, "", err
 	}
@@ -59,7 +59,7 @@ func (s *Store) Runtimes(ctx context.Context, orgID, workspaceID, projectID stri
 		args = append(args, projectID)
 	}
 	rows, err := s.read().query(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.org_id = ? AND r.workspace_id = ? AND `+where+`
-		ORDER BY r.created_at, r.id LIMIT ?`, append(append([]any{orgID, workspaceID}, args...), p.limit()+1)...)
+		ORDER BY r.created_at, r.id LIMIT ?`, append(append([]any{orgID, workspaceID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}

@@ -153,17 +153,8 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 	return sb, err
 }
 
-// Filter selects sandboxes for ListSandboxes.
-type Filter struct {
-	OrgID      string // required
-	ProjectID  string
-	MemberID   string // only the sandboxes of workspaces this user is a member of
-	States     []sbx.State
-	TemplateID string
-	Metadata   map[string]string // every pair must match
-	Limit      int               // 1..1000; 0 means 100
-	Cursor     string            // from a previous page's next cursor
-}
+// Filter is sbx.SandboxFilter.
+type Filter = sbx.SandboxFilter
 
 // inMembersWorkspaces keeps the sandboxes of the workspaces of the member
 // its argument names.

@@ -58,7 +58,7 @@ func (s *Store) CreateSession(ctx context.Context, orgID, workspaceID, runtimeID
 // Sessions returns a page of a workspace's sessions, oldest first; with
 // runtimeID, only that runtime's.
 func (s *Store) Sessions(ctx context.Context, orgID, workspaceID, runtimeID string, p Page) ([]sbx.Session, string, error) {
-	where, args, err := p.after("created_at", "id")
+	where, args, err := after(p, "created_at", "id")
 	if err != nil {
 		return nil, "", err
 	}
@@ -67,7 +67,7 @@ func (s *Store) Sessions(ctx context.Context, orgID, workspaceID, runtimeID stri
 		filter, head = "runtime_id = ? AND ", append(head, runtimeID)
 	}
 	rows, err := s.read().query(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE org_id = ? AND workspace_id = ? AND `+filter+where+`
-		ORDER BY created_at, id LIMIT ?`, append(append(head, args...), p.limit()+1)...)
+		ORDER BY created_at, id LIMIT ?`, append(append(head, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -153,7 +153,7 @@ func (s *Store) SessionMessages(ctx context.Context, orgID, workspaceID, id stri
 		return nil, "", err
 	}
 	rows, err := q.query(ctx, `SELECT seq, role, content, created_at FROM session_messages WHERE session_id = ? AND seq > ?
-		ORDER BY seq LIMIT ?`, id, after, p.limit()+1)
+		ORDER BY seq LIMIT ?`, id, after, limitOf(p)+1)
 	if err != nil {
 		return nil, "", err
 	}
@@ -171,10 +171,10 @@ func (s *Store) SessionMessages(ctx context.Context, orgID, workspaceID, id stri
 	if err := rows.Err(); err != nil {
 		return nil, "", err
 	}
-	if len(out) <= p.limit() {
+	if len(out) <= limitOf(p) {
 		return out, "", nil
 	}
-	out = out[:p.limit()]
+	out = out[:limitOf(p)]
 	return out, strconv.FormatInt(out[len(out)-1].Seq, 10), nil
 }
 

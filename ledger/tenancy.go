@@ -17,26 +17,11 @@ import (
 // KeyPrefix starts every API key secret, so that leaked keys are recognisable.
 const KeyPrefix = "sbx_"
 
-// NewOrg is what CreateOrgWith makes.
-type NewOrg struct {
-	Name      string
-	KYCStatus sbx.KYCStatus // default unverified
-	Plan      sbx.Plan
-	Credits   int64 // micro-credits it starts with, recorded as a top-up
-	// Key, when its Name is set, is made with the org: an org-wide key (an
-	// owner's), the operator's when Key.Operator.
-	Key sbx.APIKey
-}
+// NewOrg is sbx.NewOrg.
+type NewOrg = sbx.NewOrg
 
-// CreatedOrg is what CreateOrgWith made.
-type CreatedOrg struct {
-	Org       sbx.Org
-	Workspace sbx.Workspace
-	Project   sbx.Project
-	Runtime   sbx.Runtime
-	Key       sbx.APIKey // zero unless NewOrg.Key was named
-	Secret    string     // the key's secret, shown once
-}
+// CreatedOrg is sbx.CreatedOrg.
+type CreatedOrg = sbx.CreatedOrg
 
 // CreateOrg creates an unverified org with no plan limits, a workspace and
 // a project named "default", and the project's runtime.

@@ -7,19 +7,10 @@ import (
 	"github.com/sbxdev/sbx"
 )
 
-// Usage sums a set of sandboxes.
-type Usage struct {
-	Sandboxes       int
-	ByState         map[sbx.State]int
-	ByKind          map[sbx.Kind]int
-	ByProvider      map[string]int
-	RunningMilliCPU int64   // requested by sandboxes running now
-	RunningMemoryMB int64   // requested by sandboxes running now
-	LifetimeSeconds float64 // from start to end (or now), summed
-	BilledMicros    int64
-}
+// Usage is sbx.Usage.
+type Usage = sbx.Usage
 
-func (u *Usage) add(state sbx.State, kind sbx.Kind, provider string, n int, cpu, mem int64, life float64, billed int64) {
+func addUsage(u *Usage, state sbx.State, kind sbx.Kind, provider string, n int, cpu, mem int64, life float64, billed int64) {
 	if u.ByState == nil {
 		u.ByState, u.ByKind, u.ByProvider = map[sbx.State]int{}, map[sbx.Kind]int{}, map[string]int{}
 	}
@@ -63,29 +54,7 @@ func (s *Store) UsageByProject(ctx context.Context, orgID, memberID string, now 
 		if out[project] == nil {
 			out[project] = &Usage{}
 		}
-		out[project].add(sbx.State(state), sbx.Kind(kind), provider, n, cpu, mem, float64(lifeMicros)/1e6, billed)
+		addUsage(out[project], sbx.State(state), sbx.Kind(kind), provider, n, cpu, mem, float64(lifeMicros)/1e6, billed)
 	}
 	return out, rows.Err()
-}
-
-// Total sums several usages into one.
-func Total(us map[string]*Usage) Usage {
-	t := Usage{ByState: map[sbx.State]int{}, ByKind: map[sbx.Kind]int{}, ByProvider: map[string]int{}}
-	for _, u := range us {
-		t.Sandboxes += u.Sandboxes
-		for k, n := range u.ByState {
-			t.ByState[k] += n
-		}
-		for k, n := range u.ByKind {
-			t.ByKind[k] += n
-		}
-		for k, n := range u.ByProvider {
-			t.ByProvider[k] += n
-		}
-		t.RunningMilliCPU += u.RunningMilliCPU
-		t.RunningMemoryMB += u.RunningMemoryMB
-		t.LifetimeSeconds += u.LifetimeSeconds
-		t.BilledMicros += u.BilledMicros
-	}
-	return t
 }

@@ -70,13 +70,13 @@ func insertProject(ctx context.Context, tx db, ws sbx.Workspace, name string, no
 // Workspaces returns a page of the workspaces of an org within reach,
 // oldest first.
 func (s *Store) Workspaces(ctx context.Context, orgID string, reach sbx.Reach, p Page) ([]sbx.Workspace, string, error) {
-	where, args, err := p.after("created_at", "id")
+	where, args, err := after(p, "created_at", "id")
 	if err != nil {
 		return nil, "", err
 	}
 	within, withinArgs := reachClause(reach, "id", "")
 	rows, err := s.read().query(ctx, `SELECT id, name, created_at FROM workspaces WHERE org_id = ? AND `+within+where+`
-		ORDER BY created_at, id LIMIT ?`, append(append(append([]any{orgID}, withinArgs...), args...), p.limit()+1)...)
+		ORDER BY created_at, id LIMIT ?`, append(append(append([]any{orgID}, withinArgs...), args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -169,14 +169,14 @@ func (s *Store) CreateProject(ctx context.Context, orgID, workspaceID, name stri
 // WorkspaceProjects returns a page of a workspace's projects within reach,
 // oldest first, each with its runtime's ID.
 func (s *Store) WorkspaceProjects(ctx context.Context, orgID, workspaceID string, reach sbx.Reach, p Page) ([]sbx.Project, string, error) {
-	where, args, err := p.after("p.created_at", "p.id")
+	where, args, err := after(p, "p.created_at", "p.id")
 	if err != nil {
 		return nil, "", err
 	}
 	within, withinArgs := reachClause(reach, "p.workspace_id", "p.id")
 	rows, err := s.read().query(ctx, `SELECT p.id, p.name, p.created_at, r.id FROM projects p JOIN runtimes r ON r.project_id = p.id
 		WHERE p.org_id = ? AND p.workspace_id = ? AND `+within+where+` ORDER BY p.created_at, p.id LIMIT ?`,
-		append(append(append([]any{orgID, workspaceID}, withinArgs...), args...), p.limit()+1)...)
+		append(append(append([]any{orgID, workspaceID}, withinArgs...), args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}

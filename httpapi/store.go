@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/capability"
+	"github.com/sbxdev/sbx/pricing"
+)
+
+// Store is what the API reads and writes of the ledger, by what it serves;
+// *ledger.Store satisfies it. (An application layer under every surface,
+// issue 14, takes these over service by service.)
+type Store interface {
+	tenancyStore
+	creditsStore
+	runtimesStore
+	secretsStore
+	sessionsStore
+	capability.Store // what the capability service functions read and write
+}
+
+// tenancyStore: orgs, workspaces, projects, members and keys, and authentication.
+type tenancyStore interface {
+	Authenticate(ctx context.Context, secret string) (sbx.Caller, error)
+	Orgs(ctx context.Context, p sbx.Page) ([]sbx.Org, string, error)
+	CreateOrgWith(ctx context.Context, n sbx.NewOrg, now time.Time) (sbx.CreatedOrg, error)
+	SetOrgKYC(ctx context.Context, ref string, status sbx.KYCStatus, at time.Time, ifLater bool) (o sbx.Org, applied bool, err error)
+	SetUserKYC(ctx context.Context, ref string, status sbx.KYCStatus, at time.Time, ifLater bool) (u sbx.User, applied bool, err error)
+	GetOrg(ctx context.Context, ref string) (sbx.Org, error)
+	Workspaces(ctx context.Context, orgID string, reach sbx.Reach, p sbx.Page) ([]sbx.Workspace, string, error)
+	CreateWorkspace(ctx context.Context, orgID, name, creatorID string, role sbx.Role, now time.Time) (sbx.Workspace, sbx.Project, error)
+	GetWorkspace(ctx context.Context, orgID, ref string) (sbx.Workspace, error)
+	WorkspaceProjects(ctx context.Context, orgID, workspaceID string, reach sbx.Reach, p sbx.Page) ([]sbx.Project, string, error)
+	CreateProject(ctx context.Context, orgID, workspaceID, name string, now time.Time) (sbx.Project, sbx.Runtime, error)
+	Projects(ctx context.Context, orgID string) ([]sbx.Project, error)
+	Members(ctx context.Context, orgID, workspaceID string, p sbx.Page) ([]sbx.Member, string, error)
+	GetMember(ctx context.Context, orgID, workspaceID, ref string) (sbx.Member, error)
+	GetUser(ctx context.Context, ref string) (sbx.User, error)
+	MemberCounts(ctx context.Context, orgID string) (map[string]sbx.MemberCount, error)
+	APIKeys(ctx context.Context, orgID string, p sbx.Page) ([]sbx.APIKey, string, error)
+	CreateAPIKey(ctx context.Context, k sbx.APIKey, now time.Time) (sbx.APIKey, string, error)
+	GetAPIKey(ctx context.Context, orgID, id string) (sbx.APIKey, error)
+	RevokeAPIKey(ctx context.Context, orgID, id string, now time.Time) (sbx.APIKey, error)
+	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)
+	Memberships(ctx context.Context, orgID, userID string) ([]sbx.Member, error)
+	GetProject(ctx context.Context, orgID, id string) (sbx.Project, error)
+}
+
+// creditsStore: balances, settlements, spending, rates and plans in use.
+type creditsStore interface {
+	Balance(ctx context.Context, orgID string) (int64, error)
+	Settlements(ctx context.Context, orgID string, limit int) ([]sbx.Settlement, error)
+	Spending(ctx context.Context, orgID string, from, to time.Time) ([]sbx.Spend, error)
+	Rates(ctx context.Context) (pricing.Table, error)
+	AddRate(ctx context.Context, r pricing.Rate, now time.Time) error
+	TopUp(ctx context.Context, orgID string, micros int64, note string, now time.Time) (int64, error)
+	PlanUse(ctx context.Context, orgID string) (sbx.PlanUse, error)
+}
+
+// runtimesStore: runtimes, their sandboxes and their capabilities.
+type runtimesStore interface {
+	Runtime(ctx context.Context, projectID string) (sbx.Runtime, error)
+	Runtimes(ctx context.Context, orgID, workspaceID, projectID string, p sbx.Page) ([]sbx.Runtime, string, error)
+	GetRuntime(ctx context.Context, orgID, workspaceID, id string) (sbx.Runtime, error)
+	SetRuntimeConfig(ctx context.Context, orgID, workspaceID, id string, cfg sbx.RuntimeConfig, now time.Time) (sbx.Runtime, error)
+	GetSandbox(ctx context.Context, orgID, ref string) (sbx.Sandbox, error)
+	CapabilityBindings(ctx context.Context, orgID, runtimeID string, p sbx.Page) ([]sbx.CapabilityBinding, string, error)
+	DeleteCapabilityBinding(ctx context.Context, orgID, runtimeID, id string) (sbx.CapabilityBinding, error)
+	CapabilityBundles(ctx context.Context, orgID string, p sbx.Page) ([]sbx.CapabilityBundle, string, error)
+	DeleteCapabilityBundle(ctx context.Context, orgID, name, version string) (sbx.CapabilityBundle, error)
+}
+
+// secretsStore: secrets, write-only.
+type secretsStore interface {
+	Secrets(ctx context.Context, orgID, userID string) ([]sbx.Secret, error)
+	GetSecret(ctx context.Context, orgID, userID, ref string) (sbx.Secret, error)
+	PutSecret(ctx context.Context, orgID, userID, name, value string, now time.Time) (sbx.Secret, bool, error)
+	DeleteSecret(ctx context.Context, orgID, userID, ref string) (sbx.Secret, error)
+}
+
+// sessionsStore: sessions and their messages.
+type sessionsStore interface {
+	Sessions(ctx context.Context, orgID, workspaceID, runtimeID string, p sbx.Page) ([]sbx.Session, string, error)
+	GetSession(ctx context.Context, orgID, workspaceID, id string) (sbx.Session, error)
+	CreateSession(ctx context.Context, orgID, workspaceID, runtimeID, title, createdBy string, now time.Time) (sbx.Session, error)
+	SessionMessages(ctx context.Context, orgID, workspaceID, id string, p sbx.Page) ([]sbx.SessionMessage, string, error)
+	AppendSessionMessages(ctx context.Context, orgID, workspaceID, id string, msgs []sbx.SessionMessage, now time.Time) ([]sbx.SessionMessage, error)
+}
