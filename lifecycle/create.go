@@ -118,7 +118,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	sb := sbx.Sandbox{
 		ID: uuid.NewString(), OrgID: c.Org.ID, WorkspaceID: c.Workspace.ID, ProjectID: c.Project.ID,
 		Provider: p.Name(), ProviderSandboxID: newProviderID(), Kind: req.Kind, TemplateID: req.TemplateID,
-		State: sbx.StateStarting, Intent: sbx.IntentCreating, CreatedAt: now, UpdatedAt: now,
+		State: creation.From, Intent: creation.Intent, CreatedAt: now, UpdatedAt: now,
 		Timeout: req.Timeout, AutoPause: req.AutoPause, Resources: req.Resources,
 		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now,
 	}
@@ -131,7 +131,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 			return sbx.Sandbox{}, err
 		}
 	}
-	creating := m.event("creating", fmt.Sprintf("provider %s, template %s", p.Name(), sb.TemplateID))
+	creating := m.event(creation.Begin, fmt.Sprintf("provider %s, template %s", p.Name(), sb.TemplateID))
 	if req.RuntimeID != "" {
 		err = m.store.InsertRuntimeSandbox(ctx, req.RuntimeID, req.Once, sb, creating)
 	} else {
@@ -163,6 +163,10 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	return m.waitReady(ctx, sb, done)
 }
 
+// creation is the table's create: the row is written in its From state
+// (starting) with its intent and settled in its To (running), or failed.
+var creation, _ = sbx.Lookup(sbx.StateStarting, sbx.ActionCreate)
+
 // runCreate calls the provider and settles the outcome, holding the sandbox's
 // lock so that other operations on it wait for the create.
 func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, locked chan<- struct{}) {
@@ -180,13 +184,13 @@ func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, locked chan<- struct{
 	}
 	_, err = m.update(settle, spec.SandboxID, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		now := m.clock.Now()
-		sb.State, sb.Intent, sb.StartedAt, sb.UpdatedAt = sbx.StateRunning, sbx.IntentNone, now, now
+		sb.State, sb.Intent, sb.StartedAt, sb.UpdatedAt = creation.To, sbx.IntentNone, now, now
 		sb.ExpiresAt = now.Add(sb.Timeout)
 		sb.Handle = inst.Handle
 		if inst.ProviderSandboxID != "" {
 			sb.ProviderSandboxID = inst.ProviderSandboxID
 		}
-		return []sbx.Event{m.event("ready", "")}, nil
+		return []sbx.Event{m.event(creation.Done, "")}, nil
 	})
 	if err != nil {
 		m.log.Error("settling create", "sandbox", spec.SandboxID, "err", err)

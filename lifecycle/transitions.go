@@ -8,19 +8,16 @@ import (
 	"github.com/sbxdev/sbx"
 )
 
-// step is one provider operation on a sandbox: which states allow it, the
-// intent and timeline step written before the provider is called, the call,
-// and how the outcome settles the row.
+// step is one provider operation on a sandbox: its action, whose cell of
+// sbx's transition table says which states allow it, the intent and timeline
+// steps and the resulting state; the conditions the table cannot know, the
+// call, and how the outcome settles the row's other fields.
 type step struct {
-	verb    string      // for messages: "pause", "resume", "delete"
-	from    []sbx.State // states the operation may start from
-	intent  sbx.Intent
-	begin   string                                                        // timeline step written with the intent
+	action  sbx.Action
 	check   func(sb *sbx.Sandbox) error                                   // optional: more conditions on the row
 	prepare func(sb *sbx.Sandbox)                                         // optional: changes written with the intent
 	call    func(context.Context, sbx.Provider, sbx.Sandbox) (any, error) // the provider call
-	settle  func(sb *sbx.Sandbox, result any)                             // applies a successful outcome
-	done    string                                                        // timeline step written with the outcome
+	settle  func(sb *sbx.Sandbox, t sbx.Transition, result any)           // applies a successful outcome: t.To and the rest
 }
 
 // run applies st to the sandbox with sbx UUID id: lock, check and write the
@@ -32,8 +29,10 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 		return sbx.Sandbox{}, err
 	}
 	defer unlock()
+	var t sbx.Transition
 	sb, err := m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
-		if err := allowed(sb, st.verb, st.from); err != nil {
+		var err error
+		if t, err = sbx.Allow(*sb, st.action); err != nil {
 			return nil, err
 		}
 		if st.check != nil {
@@ -41,11 +40,11 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 				return nil, err
 			}
 		}
-		sb.Intent, sb.UpdatedAt = st.intent, m.clock.Now()
+		sb.Intent, sb.UpdatedAt = t.Intent, m.clock.Now()
 		if st.prepare != nil {
 			st.prepare(sb)
 		}
-		return []sbx.Event{m.event(st.begin, "")}, nil
+		return []sbx.Event{m.event(t.Begin, "")}, nil
 	})
 	if err != nil {
 		return sb, err
@@ -61,33 +60,20 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 	sb, err = m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		sb.Intent, sb.UpdatedAt = sbx.IntentNone, m.clock.Now()
 		if callErr != nil {
-			return []sbx.Event{m.event(st.verb+"_failed", providerMessage(callErr))}, nil
+			return []sbx.Event{m.event(t.Failed, providerMessage(callErr))}, nil
 		}
-		st.settle(sb, result)
-		return []sbx.Event{m.event(st.done, "")}, nil
+		st.settle(sb, t, result)
+		return []sbx.Event{m.event(t.Done, "")}, nil
 	})
 	if err != nil {
 		return sb, err
 	}
 	if callErr != nil {
-		m.log.Warn("provider operation failed", "op", st.verb, "sandbox", id, "err", callErr)
-		return sb, sbx.Errorf(sbx.EProvider, "could not %s sandbox %s: %s", st.verb, sb.ProviderSandboxID, providerMessage(callErr))
+		m.log.Warn("provider operation failed", "op", t.Verb, "sandbox", id, "err", callErr)
+		return sb, sbx.Errorf(sbx.EProvider, "could not %s sandbox %s: %s", t.Verb, sb.ProviderSandboxID, providerMessage(callErr))
 	}
 	m.notifyReaper()
 	return sb, nil
-}
-
-// allowed answers a 409 naming the current state when verb cannot start from it.
-func allowed(sb *sbx.Sandbox, verb string, from []sbx.State) error {
-	if sb.Intent != sbx.IntentNone {
-		return sbx.Errorf(sbx.EConflict, "cannot %s sandbox %s: it is %s (%s in progress)", verb, sb.ProviderSandboxID, sb.State, sb.Intent)
-	}
-	for _, s := range from {
-		if sb.State == s {
-			return nil
-		}
-	}
-	return sbx.Errorf(sbx.EConflict, "cannot %s sandbox %s: it is %s", verb, sb.ProviderSandboxID, sb.State)
 }
 
 // Pause suspends a running sandbox for reason.
@@ -101,12 +87,12 @@ func (m *Manager) Pause(ctx context.Context, c sbx.Caller, ref string, reason sb
 
 func (m *Manager) pause(ctx context.Context, id string, reason sbx.PauseReason) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
-		verb: "pause", from: []sbx.State{sbx.StateRunning}, intent: sbx.IntentPausing, begin: "pausing", done: "paused",
+		action: sbx.ActionPause,
 		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			return nil, p.Pause(ctx, sb.Handle)
 		},
-		settle: func(sb *sbx.Sandbox, _ any) {
-			sb.State, sb.PauseReason, sb.PausedAt, sb.ExpiresAt = sbx.StatePaused, reason, m.clock.Now(), time.Time{}
+		settle: func(sb *sbx.Sandbox, t sbx.Transition, _ any) {
+			sb.State, sb.PauseReason, sb.PausedAt, sb.ExpiresAt = t.To, reason, m.clock.Now(), time.Time{}
 		},
 	})
 }
@@ -139,20 +125,13 @@ func (m *Manager) canHibernate(sb sbx.Sandbox) error {
 
 func (m *Manager) hibernate(ctx context.Context, id string, reason sbx.PauseReason) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
-		verb: "hibernate", from: []sbx.State{sbx.StateRunning, sbx.StatePaused}, intent: sbx.IntentHibernating,
-		begin: "hibernating", done: "hibernated",
-		check: func(sb *sbx.Sandbox) error {
-			if sb.Hibernated {
-				return sbx.Errorf(sbx.EConflict, "cannot hibernate sandbox %s: it is already hibernated", sb.ProviderSandboxID)
-			}
-			return nil
-		},
+		action: sbx.ActionHibernate, // the table refuses a sandbox already hibernated
 		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			return nil, p.(sbx.Hibernator).Hibernate(ctx, sb.Handle)
 		},
-		settle: func(sb *sbx.Sandbox, _ any) {
-			if sb.State == sbx.StateRunning {
-				sb.State, sb.PauseReason, sb.PausedAt, sb.ExpiresAt = sbx.StatePaused, reason, m.clock.Now(), time.Time{}
+		settle: func(sb *sbx.Sandbox, t sbx.Transition, _ any) {
+			if t.From != t.To { // it was running: it is paused now, for reason
+				sb.State, sb.PauseReason, sb.PausedAt, sb.ExpiresAt = t.To, reason, m.clock.Now(), time.Time{}
 			}
 			sb.Hibernated = true
 		},
@@ -175,7 +154,7 @@ func (m *Manager) Resume(ctx context.Context, c sbx.Caller, ref string, timeout 
 
 func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
-		verb: "resume", from: []sbx.State{sbx.StatePaused}, intent: sbx.IntentResuming, begin: "resuming", done: "resumed",
+		action: sbx.ActionResume,
 		check: func(sb *sbx.Sandbox) error {
 			if err := m.checkFunded(ctx, sb.OrgID, "resume sandbox "+sb.ProviderSandboxID); err != nil {
 				return err
@@ -185,12 +164,12 @@ func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration) 
 		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			return p.Resume(ctx, sb.Handle)
 		},
-		settle: func(sb *sbx.Sandbox, result any) {
+		settle: func(sb *sbx.Sandbox, t sbx.Transition, result any) {
 			if timeout != 0 {
 				sb.Timeout = timeout
 			}
 			sb.Handle = result.(sbx.Handle)
-			sb.State, sb.PauseReason, sb.ExpiresAt, sb.Hibernated = sbx.StateRunning, "", m.clock.Now().Add(sb.Timeout), false
+			sb.State, sb.PauseReason, sb.ExpiresAt, sb.Hibernated = t.To, "", m.clock.Now().Add(sb.Timeout), false
 		},
 	})
 }
@@ -206,10 +185,9 @@ func (m *Manager) Kill(ctx context.Context, c sbx.Caller, ref string) (sbx.Sandb
 
 func (m *Manager) kill(ctx context.Context, id string, reason sbx.EndReason) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
-		verb: "delete", from: []sbx.State{sbx.StateStarting, sbx.StateRunning, sbx.StatePaused, sbx.StateFailed},
-		intent: sbx.IntentKilling, begin: "killing", done: "killed",
+		action: sbx.ActionDelete,
 		prepare: func(sb *sbx.Sandbox) {
-			if sb.State != sbx.StateFailed {
+			if sb.State != sbx.StateFailed { // a failed sandbox keeps why it failed
 				sb.EndReason = reason
 			}
 		},
@@ -219,12 +197,12 @@ func (m *Manager) kill(ctx context.Context, id string, reason sbx.EndReason) (sb
 			}
 			return nil, p.Kill(ctx, sb.Handle)
 		},
-		settle: func(sb *sbx.Sandbox, _ any) {
+		settle: func(sb *sbx.Sandbox, t sbx.Transition, _ any) {
 			now := m.clock.Now()
 			if sb.EndedAt.IsZero() {
 				sb.EndedAt = now
 			}
-			sb.State, sb.PauseReason, sb.ExpiresAt = sbx.StateKilled, "", time.Time{}
+			sb.State, sb.PauseReason, sb.ExpiresAt = t.To, "", time.Time{}
 		},
 	})
 }
@@ -247,13 +225,13 @@ func (m *Manager) Connect(ctx context.Context, c sbx.Caller, ref string, timeout
 	if sb, err = m.store.GetSandbox(ctx, "", sb.ID); err != nil {
 		return sb, err
 	}
-	if sb.State == sbx.StatePaused {
+	if t, ok := sbx.Lookup(sb.State, sbx.ActionConnect); ok && t.Via == sbx.ActionResume {
 		return m.resume(ctx, sb.ID, timeout)
 	}
 	if timeout == 0 {
 		timeout = sb.Timeout
 	}
-	return m.extend(ctx, sb.ID, "connect", "connected", timeout, false)
+	return m.extend(ctx, sb.ID, sbx.ActionConnect, timeout, false)
 }
 
 // Refresh keeps a running sandbox alive for at least d more; it never shortens.
@@ -265,7 +243,7 @@ func (m *Manager) Refresh(ctx context.Context, c sbx.Caller, ref string, d time.
 	if err != nil {
 		return sb, err
 	}
-	return m.extend(ctx, sb.ID, "refresh", "refreshed", d, false)
+	return m.extend(ctx, sb.ID, sbx.ActionRefresh, d, false)
 }
 
 // SetTimeout makes a sandbox expire timeout from now (running) or from its next
@@ -278,18 +256,16 @@ func (m *Manager) SetTimeout(ctx context.Context, c sbx.Caller, ref string, time
 	if err != nil {
 		return sb, err
 	}
-	return m.extend(ctx, sb.ID, "set the timeout of", "timeout_set", timeout, true)
+	return m.extend(ctx, sb.ID, sbx.ActionSetTimeout, timeout, true)
 }
 
 // extend changes the expiry of a running sandbox (and, with exact, its
-// timeout, also when paused) without calling the provider.
-func (m *Manager) extend(ctx context.Context, id, verb, stepName string, d time.Duration, exact bool) (sbx.Sandbox, error) {
-	from := []sbx.State{sbx.StateRunning}
-	if exact {
-		from = append(from, sbx.StatePaused)
-	}
+// timeout, also when paused: the table allows a paused sandbox only
+// sbx.ActionSetTimeout) without calling the provider.
+func (m *Manager) extend(ctx context.Context, id string, a sbx.Action, d time.Duration, exact bool) (sbx.Sandbox, error) {
 	sb, err := m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
-		if err := allowed(sb, verb, from); err != nil {
+		t, err := sbx.Allow(*sb, a)
+		if err != nil {
 			return nil, err
 		}
 		now := m.clock.Now()
@@ -302,7 +278,7 @@ func (m *Manager) extend(ctx context.Context, id, verb, stepName string, d time.
 				sb.ExpiresAt = at
 			}
 		}
-		return []sbx.Event{m.event(stepName, fmt.Sprintf("expires %s", expiryText(sb)))}, nil
+		return []sbx.Event{m.event(t.Done, fmt.Sprintf("expires %s", expiryText(sb)))}, nil
 	})
 	if err == nil {
 		m.notifyReaper()

@@ -37,9 +37,11 @@ func (m *Manager) died(ctx context.Context, p sbx.Provider, d sbx.Died) {
 		return
 	}
 	defer unlock()
-	if sb, err = m.store.GetSandbox(ctx, "", sb.ID); err != nil || sb.Intent != sbx.IntentNone ||
-		(sb.State != sbx.StateRunning && sb.State != sbx.StatePaused) {
+	if sb, err = m.store.GetSandbox(ctx, "", sb.ID); err != nil {
 		return
+	}
+	if _, err := sbx.Allow(sb, sbx.ActionFail); err != nil {
+		return // an operation is in progress, or it is not running nor paused
 	}
 	m.log.Warn("sandbox died", "sandbox", sb.ID, "provider", p.Name(), "diagnostic", d.Diagnostic)
 	m.fail(ctx, sb.ID, sbx.EndError, d.Diagnostic)
