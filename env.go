@@ -2,7 +2,9 @@ package sbx
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -40,11 +42,45 @@ func EnvProblem(name, value string) string {
 	if problem := EnvNameProblem(name); problem != "" {
 		return problem
 	}
-	switch {
-	case len(value) > MaxEnvValueBytes:
-		return fmt.Sprintf("environment variable %s is longer than %d bytes", name, MaxEnvValueBytes)
-	case strings.ContainsRune(value, 0):
-		return fmt.Sprintf("environment variable %s holds a NUL byte", name)
+	if problem := EnvValueProblem(value); problem != "" {
+		return "environment variable " + name + " " + problem
 	}
 	return ""
+}
+
+// EnvValueProblem says what is wrong with value as the value of an
+// environment variable a user gives a sandbox (its own, or a secret's), as
+// the rest of a sentence about it ("is longer than 32768 bytes"); "" when
+// nothing is.
+func EnvValueProblem(value string) string {
+	switch {
+	case len(value) > MaxEnvValueBytes:
+		return fmt.Sprintf("is longer than %d bytes", MaxEnvValueBytes)
+	case strings.ContainsRune(value, 0):
+		return "holds a NUL byte"
+	}
+	return ""
+}
+
+// EnvFault is one thing wrong with an env a user gives: Name is the
+// variable's, or "" when the fault is the env's as a whole.
+type EnvFault struct{ Name, Problem string }
+
+// EnvFaults says what is wrong with env as one set of environment variables
+// a user gives a sandbox (a request's, a runtime's, a manifest's): first the
+// whole, when it holds more than MaxEnvVars ("may hold at most 256
+// variables", the rest of a sentence naming the env), then each variable
+// EnvProblem refuses, in name order. Every surface that takes an env checks
+// it with this, and words the faults as its own fields.
+func EnvFaults(env map[string]string) []EnvFault {
+	var faults []EnvFault
+	if len(env) > MaxEnvVars {
+		faults = append(faults, EnvFault{Problem: fmt.Sprintf("may hold at most %d variables", MaxEnvVars)})
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if problem := EnvProblem(k, env[k]); problem != "" {
+			faults = append(faults, EnvFault{Name: k, Problem: problem})
+		}
+	}
+	return faults
 }

@@ -1,7 +1,6 @@
 package sbx
 
 import (
-	"strings"
 	"time"
 )
 
@@ -36,14 +35,14 @@ const (
 // Limits of secrets.
 const (
 	MaxSecretNameBytes  = 128
-	MaxSecretValueBytes = 32 << 10
-	MaxSecretsPerScope  = 100 // an org's own, and each member's own in the org
+	MaxSecretValueBytes = MaxEnvValueBytes // a secret becomes an environment variable
+	MaxSecretsPerScope  = 100              // an org's own, and each member's own in the org
 )
 
 // CheckSecret refuses a secret whose name could not be an environment
 // variable's or whose value is empty, longer than MaxSecretValueBytes or
-// holds a NUL byte (no environment variable can); the error names each bad
-// field.
+// holds a NUL byte (EnvValueProblem: what an environment variable's value
+// may not be); the error names each bad field.
 func CheckSecret(name, value string) error {
 	var p Problems
 	switch {
@@ -52,13 +51,10 @@ func CheckSecret(name, value string) error {
 	case len(name) > MaxSecretNameBytes:
 		p.Add("name", "name is longer than %d bytes", MaxSecretNameBytes)
 	}
-	switch {
-	case value == "":
+	if value == "" {
 		p.Add("value", "value is required and may not be empty")
-	case len(value) > MaxSecretValueBytes:
-		p.Add("value", "value is longer than %d bytes", MaxSecretValueBytes)
-	case strings.ContainsRune(value, 0):
-		p.Add("value", "value holds a NUL byte, which no environment variable can")
+	} else if problem := EnvValueProblem(value); problem != "" {
+		p.Add("value", "value %s", problem)
 	}
 	return p.Err()
 }

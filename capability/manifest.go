@@ -206,14 +206,7 @@ func (m Manifest) Validate() error {
 			p.Add("flags."+name, "%s: flag name %q must be lowercase letters, digits, '-' or '_', starting with a letter, at most %d bytes", ManifestFile, name, maxNameLen)
 		}
 	}
-	if len(m.Env) > sbx.MaxEnvVars {
-		p.Add("env", "%s: env may hold at most %d variables", ManifestFile, sbx.MaxEnvVars)
-	}
-	for _, k := range sortedKeys(m.Env) {
-		if problem := sbx.EnvProblem(k, m.Env[k]); problem != "" {
-			p.Add("env."+k, "%s: env: %s", ManifestFile, problem)
-		}
-	}
+	p.env("env", m.Env)
 	when := func(field, flag string) {
 		if _, ok := m.Flags[flag]; flag != "" && !ok {
 			p.Add(field+".when", "%s: %s.when names flag %q, which flags does not declare", ManifestFile, field, flag)
@@ -277,11 +270,7 @@ func (p *problems) mcpServer(field string, s MCPServer) {
 		if s.URL != "" || len(s.Headers) > 0 {
 			p.Add(field+".url", "%s: %s has transport stdio: url and headers are for transport http", ManifestFile, field)
 		}
-		for _, k := range sortedKeys(s.Env) {
-			if problem := sbx.EnvProblem(k, s.Env[k]); problem != "" {
-				p.Add(field+".env."+k, "%s: %s.env: %s", ManifestFile, field, problem)
-			}
-		}
+		p.env(field+".env", s.Env)
 	case "http":
 		if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
 			p.Add(field+".url", "%s: %s.url %q must be an http:// or https:// URL for transport http", ManifestFile, field, s.URL)
@@ -291,6 +280,17 @@ func (p *problems) mcpServer(field string, s MCPServer) {
 		}
 	default:
 		p.Add(field+".transport", "%s: %s.transport %q must be stdio or http", ManifestFile, field, s.Transport)
+	}
+}
+
+// env checks an env of the manifest (sbx.EnvFaults), given in field.
+func (p *problems) env(field string, env map[string]string) {
+	for _, f := range sbx.EnvFaults(env) {
+		if f.Name == "" {
+			p.Add(field, "%s: %s %s", ManifestFile, field, f.Problem)
+		} else {
+			p.Add(field+"."+f.Name, "%s: %s: %s", ManifestFile, field, f.Problem)
+		}
 	}
 }
 

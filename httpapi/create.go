@@ -104,12 +104,11 @@ type problems struct{ sbx.Problems }
 
 // env checks environment variables given in field.
 func (p *problems) env(field string, env map[string]string) {
-	if len(env) > sbx.MaxEnvVars {
-		p.Add(field, "%s may hold at most %d variables", field, sbx.MaxEnvVars)
-	}
-	for k, v := range env {
-		if problem := sbx.EnvProblem(k, v); problem != "" {
-			p.Add(field+"."+k, "%s", problem)
+	for _, f := range sbx.EnvFaults(env) {
+		if f.Name == "" {
+			p.Add(field, "%s %s", field, f.Problem)
+		} else {
+			p.Add(field+"."+f.Name, "%s", f.Problem)
 		}
 	}
 }
