@@ -183,3 +183,18 @@ func wantConflict(t *testing.T, err error, msg string) {
 		t.Errorf("got %v (%s), want a conflict %q", err, ErrorCode(err), msg)
 	}
 }
+
+// A final state is one the table lets nothing leave but a delete's cleanup.
+func TestFinalStatesAreTheTables(t *testing.T) {
+	for _, s := range States {
+		onlyDelete := true
+		for _, a := range Actions {
+			if _, ok := Lookup(s, a); ok && a != ActionDelete {
+				onlyDelete = false
+			}
+		}
+		if s.Final() != onlyDelete {
+			t.Errorf("%s: Final = %v, but the table lets only a delete leave it: %v", s, s.Final(), onlyDelete)
+		}
+	}
+}
