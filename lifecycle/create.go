@@ -58,9 +58,14 @@ func (m *Manager) replay(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if hash != req.Once.Hash {
 		return sbx.Sandbox{}, false, sbx.Errorf(sbx.EKeyReused, "Idempotency-Key %q was used within the last %s for another request; send a new key for a new request", req.Once.Key, ledger.OnceTTL)
 	}
-	sb, err := m.store.GetSandbox(ctx, c.Org.ID, id)
+	// Only what the caller may still see: a member taken out of the
+	// sandbox's workspace since does not get it (and its access token) back.
+	sb, err := m.Get(ctx, c, id)
+	if sbx.ErrorCode(err) == sbx.ENotFound {
+		err = sbx.Errorf(sbx.EKeyReused, "Idempotency-Key %q made a sandbox within the last %s that this key no longer reaches; send a new key for a new request", req.Once.Key, ledger.OnceTTL)
+	}
 	if err != nil {
-		return sb, false, err
+		return sbx.Sandbox{}, false, err
 	}
 	if !req.WaitReady || sb.State != sbx.StateStarting {
 		return sb, true, nil
