@@ -20,6 +20,14 @@ import (
 // follows a whole message: the start of one the agent had no time to finish
 // is held back, and dropped when the stream is cut.
 
+// maxHeld bounds the begun message a stream holds back: far more than a
+// message of the agent's (a command's output comes in events of at most
+// 256 KiB), and what a stream sends beyond it, without a message's end, is
+// passed on as it comes. What comes from a sandbox is the tenant's to shape
+// (root in it can answer for its agent), and a line or frame that never
+// ends must not grow serve's memory with it.
+const maxHeld = 16 << 20
+
 // endingStream passes body on in whole messages and, when it fails because
 // the sandbox stopped, ends with last(why).
 type endingStream struct {
@@ -73,6 +81,9 @@ func (s *endingStream) Read(p []byte) (int, error) {
 			n, err := s.body.Read(s.buf[s.end:])
 			s.end += n
 			s.w = s.split(s.buf[:s.end])
+			if s.w == 0 && s.end >= maxHeld {
+				s.w = s.end // no message this long: pass it on as it is
+			}
 			s.ended(err)
 		}
 	}
