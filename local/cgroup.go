@@ -21,14 +21,14 @@ var unified = sync.OnceValue(func() bool {
 })
 
 // cgroupsPath is a sandbox's OCI cgroupsPath: /<CgroupParent>/<id>.
-func (p *Provider) cgroupsPath(id string) string { return "/" + p.cfg.CgroupParent + "/" + id }
+func (l layout) cgroupsPath(id string) string { return "/" + l.cgroupParent + "/" + id }
 
 // memoryCgroup is the directory holding a sandbox's memory accounting.
-func (p *Provider) memoryCgroup(id string) string {
+func (l layout) memoryCgroup(id string) string {
 	if unified() {
-		return filepath.Join(cgroupRoot, p.cgroupsPath(id))
+		return filepath.Join(cgroupRoot, l.cgroupsPath(id))
 	}
-	return filepath.Join(cgroupRoot, "memory", p.cgroupsPath(id))
+	return filepath.Join(cgroupRoot, "memory", l.cgroupsPath(id))
 }
 
 // alive reports whether any process of the sandbox is left in its cgroup.

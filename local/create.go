@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,8 +26,8 @@ func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 	if spec.Resources.GPU == nil {
 		return p.admitCreate(spec)
 	}
-	if p.runc() {
-		return sbx.Errorf(sbx.EUnsupported, "this host runs sandboxes with runc, which cannot share GPUs: GPU sandboxes need the runsc engine (gVisor's nvproxy)")
+	if err := p.engine.shareGPUs(); err != nil {
+		return err
 	}
 	owner := "admit-" + spec.ProviderSandboxID
 	if _, err := p.cfg.GPUs.Place(owner, *spec.Resources.GPU, nil); err != nil {
@@ -62,7 +63,7 @@ func (p *Provider) admitCreate(spec sbx.Spec) error {
 }
 
 // Create implements sbx.Provider: directory and record, network, GPU shares,
-// root and bundle, then `runsc run --detach` (or runc's). A failure undoes
+// root and bundle (the engine's), then `runsc run --detach` (or runc's). A failure undoes
 // all of it.
 func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, err error) {
 	defer func() { err = p.hide(err) }()
@@ -77,24 +78,25 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	if err != nil {
 		return sbx.Instance{}, sbx.Errorf(sbx.EInvalid, "%s", err.Error())
 	}
-	defer p.begin(id)()
+	end, err := p.begin(ctx, id)
+	if err != nil {
+		return sbx.Instance{}, err
+	}
+	defer end()
 	defer p.dropPending(id) // from here on the record counts
 	if err := p.claim(id); err != nil {
 		return sbx.Instance{}, err
 	}
-	dir := p.dir(id)
 	ok := false
 	defer func() {
 		if !ok {
 			p.destroy(context.WithoutCancel(ctx), id)
 		}
 	}()
-	m := meta{SandboxID: spec.SandboxID, ProviderID: id, Template: tmpl.Name, TemplateVersion: tmpl.Version, Engine: p.cfg.Engine,
+	m := meta{SandboxID: spec.SandboxID, ProviderID: id, Template: tmpl.Name, TemplateVersion: tmpl.Version, Engine: p.engine.name(),
 		State: stateCreating, MemoryMB: spec.Resources.MemoryMB, DiskMB: cmp.Or(spec.Resources.DiskMB, p.cfg.DiskMB),
 		GPU: spec.Resources.GPU, Created: time.Now().UTC()}
-	if !p.runc() {
-		m.Flags = []string{fmt.Sprintf("--overlay2=root:dir=%s,size=%dm", dir, m.DiskMB)}
-	}
+	m.Flags = p.engine.flags(id, m.DiskMB, p.cfg.Network != nil)
 	if err := p.writeMeta(m); err != nil { // first, so that a crash from here on leaves a record to clean up
 		return sbx.Instance{}, err
 	}
@@ -105,23 +107,17 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 			return sbx.Instance{}, err
 		}
 		netns = a.Netns
-	} else if !p.runc() {
-		m.Flags = append(m.Flags, "--network=none") // runc gives an empty namespace of its own
 	}
 	devices, err := p.placeGPUs(&m, nil)
 	if err != nil {
 		return sbx.Instance{}, err
 	}
-	rootfs := tmpl.Rootfs()
-	if p.runc() {
-		if rootfs, err = p.mountRoot(id, rootfs); err != nil {
-			return sbx.Instance{}, err
-		}
+	rootfs, err := p.engine.root(id, tmpl.Rootfs())
+	if err != nil {
+		return sbx.Instance{}, err
 	}
 	bundle := OCISpec(spec, rootfs, p.cfg.Init, p.cgroupsPath(id), netns, devices)
-	if p.runc() {
-		runcSpec(bundle)
-	}
+	p.engine.adapt(bundle)
 	if p.agent != "" {
 		withAgent(bundle, p.agent, tmpl.StartCmd, tmpl.User)
 	}
@@ -190,12 +186,8 @@ func (p *Provider) start(ctx context.Context, m meta, token string, args ...stri
 			return err
 		}
 		defer pipe.Close()
-		files, w = []*os.File{pipe}, pw
-		pass := []string{"--pass-fd", fmt.Sprintf("%d:%d", tokenFD, tokenFD)} // runsc's descriptor 3 is the pipe (ExtraFiles[0])
-		if p.runc() {
-			pass = []string{"--preserve-fds", "1"}
-		}
-		args = append(append([]string{args[0]}, pass...), args[1:]...)
+		files, w = []*os.File{pipe}, pw // the sandbox's descriptor 3, tokenFD
+		args = slices.Concat(args[:1], p.engine.passFiles(len(files)), args[1:])
 	}
 	if err := p.rs.StartWith(ctx, m.Flags, output, files, args...); err != nil {
 		if w != nil {

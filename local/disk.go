@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -142,25 +140,7 @@ func (p *Provider) diskCap(m meta) int64 {
 func (p *Provider) mayWrite(m meta) int64 {
 	switch m.State {
 	case stateCreating, stateRunning, statePaused:
-		return max(p.diskCap(m)-p.layerUsed(m.ProviderID), 0)
-	}
-	return 0
-}
-
-// layerUsed is what a sandbox's writable layer holds on disk: runc's upper
-// directory, or runsc's unlinked file, held open by a process of the
-// sandbox's cgroup.
-func (p *Provider) layerUsed(id string) int64 {
-	if p.runc() {
-		return p.upperUsed(id)
-	}
-	data, _ := os.ReadFile(filepath.Join(p.memoryCgroup(id), "cgroup.procs"))
-	for _, f := range strings.Fields(string(data)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			if n := p.diskUsed(id, pid); n > 0 {
-				return n
-			}
-		}
+		return max(p.diskCap(m)-p.engine.layerUsed(m.ProviderID), 0)
 	}
 	return 0
 }

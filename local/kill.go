@@ -17,8 +17,11 @@ func (p *Provider) Kill(ctx context.Context, h sbx.Handle) (err error) {
 	if err != nil {
 		return err
 	}
-	end := p.begin(id)
-	defer func() { end(); p.ops.Delete(id); p.tokens.Delete(id) }()
+	end, err := p.begin(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer func() { p.tokens.Delete(id); end() }()
 	return p.destroy(ctx, id)
 }
 
@@ -30,7 +33,7 @@ func (p *Provider) destroy(ctx context.Context, id string) error {
 	}
 	p.cfg.GPUs.Release(id)
 	errs = append(errs, p.removeCgroups(id))
-	if err := p.unmountRoot(id); err != nil {
+	if err := p.engine.removeRoot(id); err != nil {
 		return errors.Join(append(errs, err)...) // removing a mounted root would go through it
 	}
 	return errors.Join(append(errs, os.RemoveAll(p.dir(id)))...)

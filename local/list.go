@@ -57,17 +57,16 @@ func (p *Provider) List(ctx context.Context) ([]sbx.Instance, error) {
 
 	var out []sbx.Instance
 	for id, st := range status {
-		if p.busy(id) {
-			continue // being created or changed: its operation settles it
-		}
-		m, err := p.readMeta(id)
-		if err != nil {
-			m = meta{ProviderID: id} // no record: unowned, so reconciliation removes it
-		}
-		if st == sbx.InstanceDead && m.State == stateHibernated {
-			st = sbx.InstanceHibernated
-		}
-		out = append(out, instance(m, st))
+		p.idle(id, func() { // else being created or changed: its operation settles it
+			m, err := p.readMeta(id)
+			if err != nil {
+				m = meta{ProviderID: id} // no record: unowned, so reconciliation removes it
+			}
+			if st == sbx.InstanceDead && m.State == stateHibernated {
+				st = sbx.InstanceHibernated
+			}
+			out = append(out, instance(m, st))
+		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ProviderSandboxID < out[j].ProviderSandboxID })
 	return out, nil

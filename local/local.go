@@ -4,7 +4,8 @@
 // writes go to a size-capped upper layer kept in the sandbox's directory.
 // Hibernate checkpoints a sandbox into that directory and resume restores it.
 // A host may run its sandboxes with runc instead, for trusted work (see
-// EngineRunc).
+// EngineRunc): what differs between the two is behind the engine interface
+// (engine.go), chosen once in New.
 //
 // Per sandbox, <DataDir>/sandboxes/<id>/ holds sandbox.json (what the
 // provider knows of it, so that a restarted sbx finds it again), the bundle,
@@ -14,6 +15,7 @@ package local
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/keyed"
 	"github.com/sbxdev/sbx/local/gpu"
 	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/local/runsc"
@@ -60,14 +63,16 @@ type Config struct {
 	DiskReserve Reserve
 }
 
-// Provider runs sandboxes with runsc.
+// Provider runs sandboxes with its engine: runsc, or runc.
 type Provider struct {
+	layout
 	cfg    Config
-	rs     runsc.Runsc
-	agent  string     // the installed copy of Config.Agent
-	ops    sync.Map   // provider ID → *sync.Mutex, held by each operation on that sandbox
-	claims sync.Mutex // held while a new sandbox's ID is checked and claimed
-	tokens sync.Map   // provider ID → *tokenWatch, while its agent may not have taken its token
+	engine engine      // what differs between runsc and runc (engine.go)
+	rs     runsc.Runsc // the engine's binary
+	agent  string      // the installed copy of Config.Agent
+	ops    keyed.Mutex // by provider ID, held by each operation on that sandbox
+	claims sync.Mutex  // held while a new sandbox's ID is checked and claimed
+	tokens sync.Map    // provider ID → *tokenWatch, while its agent may not have taken its token
 
 	diskMu  sync.Mutex             // held while the disk is measured and a share admitted
 	pending map[string]pendingDisk // provider ID → a share admitted, not yet held by a recorded sandbox
@@ -90,20 +95,18 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.GPUs == nil {
 		cfg.GPUs = gpu.NewPlacer(nil)
 	}
-	rs := runsc.Runsc{Path: cfg.Runsc, Root: filepath.Join(cfg.DataDir, "runsc")}
+	l := layout{dataDir: cfg.DataDir, cgroupParent: cfg.CgroupParent}
+	var e engine
 	switch cfg.Engine {
-	case "":
-		cfg.Engine = EngineRunsc
-	case EngineRunsc:
+	case "", EngineRunsc:
+		cfg.Engine, e = EngineRunsc, newRunsc(l, cfg.Runsc)
 	case EngineRunc:
-		if cfg.Runc == "" {
-			cfg.Runc = "runc"
-		}
-		rs = runsc.Runsc{Path: cfg.Runc, Root: filepath.Join(cfg.DataDir, "runc"), Runc: true}
+		cfg.Runc = cmp.Or(cfg.Runc, "runc")
+		e = newRunc(l, cfg.Runc)
 	default:
 		return nil, fmt.Errorf("engine %q is not one the local provider runs (runsc or runc)", cfg.Engine)
 	}
-	p := &Provider{cfg: cfg, rs: rs, pending: map[string]pendingDisk{}}
+	p := &Provider{layout: l, cfg: cfg, engine: e, rs: e.command(), pending: map[string]pendingDisk{}}
 	for _, d := range []string{p.rs.Root, p.sandboxesDir()} { // 0700 even when an older sbx made them
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
@@ -139,8 +142,8 @@ func (p *Provider) adopt() error {
 		if err != nil {
 			continue // no record: List reports it unowned and reconciliation removes it
 		}
-		if engine := cmp.Or(m.Engine, EngineRunsc); engine != p.cfg.Engine {
-			return fmt.Errorf("sandbox %s on this host runs with %s, not %s: kill the host's sandboxes before changing its engine", id, engine, p.cfg.Engine)
+		if engine := cmp.Or(m.Engine, EngineRunsc); engine != p.engine.name() {
+			return fmt.Errorf("sandbox %s on this host runs with %s, not %s: kill the host's sandboxes before changing its engine", id, engine, p.engine.name())
 		}
 		if m.GPUPlacement != nil {
 			if err := p.cfg.GPUs.Adopt(id, *m.GPUPlacement); err != nil {
@@ -156,7 +159,8 @@ func (p *Provider) Name() string { return Name }
 
 // Capabilities implements sbx.Provider.
 func (p *Provider) Capabilities() sbx.Capabilities {
-	return sbx.Capabilities{MemoryPause: true, Hibernate: !p.runc(), GPU: !p.runc() && len(p.cfg.GPUs.Inventory()) > 0}
+	return sbx.Capabilities{MemoryPause: true, Hibernate: p.engine.hibernate() == nil,
+		GPU: p.engine.shareGPUs() == nil && len(p.cfg.GPUs.Inventory()) > 0}
 }
 
 // The states a sandbox's record can be in.
@@ -185,41 +189,46 @@ type meta struct {
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
-// begin holds a sandbox's operation lock until end is called. Operations on
-// one sandbox arrive one at a time; the lock keeps List and Watch from
-// judging a sandbox halfway through one.
-func (p *Provider) begin(id string) (end func()) {
-	mu := p.opLock(id)
-	mu.Lock()
-	return mu.Unlock
-}
-
-// busy reports whether an operation on the sandbox is in progress.
-func (p *Provider) busy(id string) bool {
-	mu := p.opLock(id)
-	if !mu.TryLock() {
-		return true
+// begin holds a sandbox's operation lock until end is called, or returns
+// ctx's error if ctx ends first. Operations on one sandbox arrive one at a
+// time; the lock keeps List and Watch from judging a sandbox halfway through
+// one.
+func (p *Provider) begin(ctx context.Context, id string) (end func(), err error) {
+	if err := p.ops.Lock(ctx, id); err != nil {
+		return nil, err
 	}
-	mu.Unlock()
-	return false
+	return func() { p.ops.Unlock(id) }, nil
 }
 
-func (p *Provider) opLock(id string) *sync.Mutex {
-	mu, _ := p.ops.LoadOrStore(id, &sync.Mutex{})
-	return mu.(*sync.Mutex)
+// idle runs f under a sandbox's operation lock, unless an operation on the
+// sandbox is in progress, and reports whether it did.
+func (p *Provider) idle(id string, f func()) bool {
+	if !p.ops.TryLock(id) {
+		return false
+	}
+	defer p.ops.Unlock(id)
+	f()
+	return true
 }
 
-func (p *Provider) sandboxesDir() string { return filepath.Join(p.cfg.DataDir, "sandboxes") }
+// layout is where a host keeps its sandboxes' files and cgroups; the
+// provider and its engine share it.
+type layout struct {
+	dataDir      string
+	cgroupParent string
+}
 
-func (p *Provider) dir(id string) string { return filepath.Join(p.sandboxesDir(), id) }
+func (l layout) sandboxesDir() string { return filepath.Join(l.dataDir, "sandboxes") }
 
-func (p *Provider) metaFile(id string) string { return filepath.Join(p.dir(id), "sandbox.json") }
+func (l layout) dir(id string) string { return filepath.Join(l.sandboxesDir(), id) }
 
-func (p *Provider) outputFile(id string) string { return filepath.Join(p.dir(id), "output.log") }
+func (l layout) metaFile(id string) string { return filepath.Join(l.dir(id), "sandbox.json") }
 
-func (p *Provider) bundleDir(id string) string { return filepath.Join(p.dir(id), "bundle") }
+func (l layout) outputFile(id string) string { return filepath.Join(l.dir(id), "output.log") }
 
-func (p *Provider) imageDir(id string) string { return filepath.Join(p.dir(id), "checkpoint") }
+func (l layout) bundleDir(id string) string { return filepath.Join(l.dir(id), "bundle") }
+
+func (l layout) imageDir(id string) string { return filepath.Join(l.dir(id), "checkpoint") }
 
 func (p *Provider) readMeta(id string) (meta, error) {
 	var m meta

@@ -4,10 +4,6 @@ import (
 	"bufio"
 	"context"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -64,29 +60,6 @@ func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, erro
 			out.NetTxBytes += int64(nic.TxBytes)
 		}
 	}
-	if p.runc() {
-		out.DiskUsedBytes = p.upperUsed(id)
-	} else if state, err := p.rs.State(ctx, id); err == nil {
-		out.DiskUsedBytes = p.diskUsed(id, state.PID)
-	}
+	out.DiskUsedBytes = p.engine.layerUsed(id)
 	return out, nil
-}
-
-// diskUsed is the size on disk of the sandbox's writable layer: runsc keeps
-// it in an unlinked file in the sandbox's directory, open in the sandbox process.
-func (p *Provider) diskUsed(id string, pid int) int64 {
-	fdDir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
-	fds, _ := os.ReadDir(fdDir)
-	prefix := filepath.Join(p.dir(id), "runsc-filestore-")
-	for _, fd := range fds {
-		target, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
-		if err != nil || !strings.HasPrefix(target, prefix) {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join(fdDir, fd.Name()), &st) == nil {
-			return st.Blocks * 512
-		}
-	}
-	return 0
 }

@@ -15,7 +15,7 @@ import (
 // processes and its GPU shares kept.
 func (p *Provider) Pause(ctx context.Context, h sbx.Handle) (err error) {
 	defer func() { err = p.hide(err) }()
-	m, end, err := p.load(h, stateRunning)
+	m, end, err := p.load(ctx, h, stateRunning)
 	if err != nil {
 		return err
 	}
@@ -33,10 +33,10 @@ func (p *Provider) Pause(ctx context.Context, h sbx.Handle) (err error) {
 // that it wakes with the same address.
 func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) (err error) {
 	defer func() { err = p.hide(err) }()
-	if p.runc() {
-		return sbx.Errorf(sbx.EUnsupported, "this host runs sandboxes with runc, which cannot checkpoint them: only the runsc engine hibernates; pause keeps a sandbox in memory")
+	if err := p.engine.hibernate(); err != nil {
+		return err
 	}
-	m, end, err := p.load(h, stateRunning, statePaused)
+	m, end, err := p.load(ctx, h, stateRunning, statePaused)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (p *Provider) Hibernate(ctx context.Context, h sbx.Handle) (err error) {
 // (preferring the cards it had).
 func (p *Provider) Resume(ctx context.Context, h sbx.Handle) (_ sbx.Handle, err error) {
 	defer func() { err = p.hide(err) }()
-	m, end, err := p.load(h, statePaused, stateHibernated)
+	m, end, err := p.load(ctx, h, statePaused, stateHibernated)
 	if err != nil {
 		return sbx.Handle{}, err
 	}
@@ -137,12 +137,14 @@ func (p *Provider) setDevices(id string, devices []specs.LinuxDevice) error {
 
 // load reads the record behind a handle, checks that the sandbox is in one of
 // the states from, and marks it busy until end is called.
-func (p *Provider) load(h sbx.Handle, from ...string) (m meta, end func(), err error) {
+func (p *Provider) load(ctx context.Context, h sbx.Handle, from ...string) (m meta, end func(), err error) {
 	id, err := handleID(h)
 	if err != nil {
 		return m, nil, err
 	}
-	end = p.begin(id)
+	if end, err = p.begin(ctx, id); err != nil {
+		return m, nil, err
+	}
 	if m, err = p.readMeta(id); err != nil {
 		end()
 		if os.IsNotExist(err) {

@@ -49,7 +49,7 @@ func (p *Provider) privateFiles(id string) error {
 type hostPath struct{ path, name string }
 
 // hostPaths are the host's directories that may appear in what runsc says,
-// longest first: the data dir, the templates' directory, runsc itself.
+// longest first: the data dir, the templates' directory, the engine's binary.
 func (p *Provider) hostPaths() []hostPath {
 	var out []hostPath
 	add := func(path, name string) {
@@ -65,7 +65,7 @@ func (p *Provider) hostPaths() []hostPath {
 	}
 	add(p.cfg.DataDir, "<data-dir>")
 	add(p.cfg.Templates.Dir, "<templates>")
-	add(p.cfg.Runsc, p.rs.Name())
+	add(p.rs.Path, p.rs.Name())
 	sort.Slice(out, func(i, j int) bool { return len(out[i].path) > len(out[j].path) })
 	return out
 }

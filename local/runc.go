@@ -6,37 +6,57 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/local/runsc"
 )
 
-// The engines a host can run its sandboxes with.
-const (
-	// EngineRunsc runs each sandbox in gVisor: the default, for code sbx
-	// does not trust.
-	EngineRunsc = "runsc"
-	// EngineRunc runs each sandbox as a plain Linux container, for trusted
-	// work: it shares the host's kernel, cannot hibernate (no checkpoint
-	// without CRIU), offers no GPU sharing (that is gVisor's nvproxy) and its
-	// writable layer is not size-capped.
-	EngineRunc = "runc"
-)
+// runcEngine runs sandboxes as plain Linux containers, for trusted work:
+// the same bundle adapted (runcSpec), the root an overlay mount of the
+// template's tree under the sandbox's own upper directory.
+type runcEngine struct {
+	layout
+	rs runsc.Runsc
+}
 
-// runc reports whether this host runs its sandboxes with runc.
-func (p *Provider) runc() bool { return p.cfg.Engine == EngineRunc }
+func newRunc(l layout, path string) *runcEngine {
+	return &runcEngine{layout: l, rs: runsc.Runsc{Path: path, Root: filepath.Join(l.dataDir, "runc"), Runtime: runsc.Runc}}
+}
+
+func (e *runcEngine) name() string { return EngineRunc }
+
+func (e *runcEngine) command() runsc.Runsc { return e.rs }
+
+// flags: none. runc has no cap on the writable layer, and gives a sandbox
+// without sbx's network an empty namespace of its own.
+func (e *runcEngine) flags(id string, diskMB int64, networked bool) []string { return nil }
+
+// passFiles: runc passes the first n descriptors after stdio on.
+func (e *runcEngine) passFiles(n int) []string { return []string{"--preserve-fds", strconv.Itoa(n)} }
+
+func (e *runcEngine) hibernate() error {
+	return sbx.Errorf(sbx.EUnsupported, "this host runs sandboxes with runc, which cannot checkpoint them: only the runsc engine hibernates; pause keeps a sandbox in memory")
+}
+
+func (e *runcEngine) shareGPUs() error {
+	return sbx.Errorf(sbx.EUnsupported, "this host runs sandboxes with runc, which cannot share GPUs: GPU sandboxes need the runsc engine (gVisor's nvproxy)")
+}
+
+func (e *runcEngine) adapt(s *specs.Spec) { runcSpec(s) }
 
 // rootDir is where a runc sandbox's root is mounted: the template's tree
-// under an overlay whose upper layer is upperDir. (runsc lays its own upper
-// layer over the template's tree.)
-func (p *Provider) rootDir(id string) string { return filepath.Join(p.dir(id), "rootfs") }
+// under an overlay whose upper layer is upperDir.
+func (e *runcEngine) rootDir(id string) string { return filepath.Join(e.dir(id), "rootfs") }
 
-func (p *Provider) upperDir(id string) string { return filepath.Join(p.dir(id), "upper") }
+func (e *runcEngine) upperDir(id string) string { return filepath.Join(e.dir(id), "upper") }
 
-// mountRoot mounts a runc sandbox's root: the template's tree lower, the
+// root mounts a runc sandbox's root: the template's tree lower, the
 // sandbox's own upper layer over it.
-func (p *Provider) mountRoot(id, lower string) (string, error) {
-	root, upper, work := p.rootDir(id), p.upperDir(id), filepath.Join(p.dir(id), "work")
+func (e *runcEngine) root(id, lower string) (string, error) {
+	root, upper, work := e.rootDir(id), e.upperDir(id), filepath.Join(e.dir(id), "work")
 	for _, d := range []string{root, upper, work} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return "", err
@@ -49,19 +69,19 @@ func (p *Provider) mountRoot(id, lower string) (string, error) {
 	return root, nil
 }
 
-// unmountRoot unmounts a runc sandbox's root, if it is mounted.
-func (p *Provider) unmountRoot(id string) error {
-	err := syscall.Unmount(p.rootDir(id), syscall.MNT_DETACH)
+// removeRoot unmounts a runc sandbox's root, if it is mounted.
+func (e *runcEngine) removeRoot(id string) error {
+	err := syscall.Unmount(e.rootDir(id), syscall.MNT_DETACH)
 	if err == nil || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOENT) {
 		return nil // not a mount point, or no such directory
 	}
 	return fmt.Errorf("unmounting the root of sandbox %s: %w", id, err)
 }
 
-// upperUsed is the size on disk of a runc sandbox's upper layer.
-func (p *Provider) upperUsed(id string) int64 {
+// layerUsed is the size on disk of a runc sandbox's upper layer.
+func (e *runcEngine) layerUsed(id string) int64 {
 	var n int64
-	filepath.WalkDir(p.upperDir(id), func(path string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(e.upperDir(id), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}

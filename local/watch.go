@@ -43,17 +43,15 @@ func (p *Provider) Watch(ctx context.Context, died func(sbx.Died)) {
 }
 
 // check reports whether a sandbox that should be running has died, and why.
-func (p *Provider) check(id string) (sbx.Died, bool) {
-	mu := p.opLock(id)
-	if !mu.TryLock() {
-		return sbx.Died{}, false // an operation is in progress: it settles the sandbox
-	}
-	defer mu.Unlock()
-	m, err := p.readMeta(id)
-	if err != nil || (m.State != stateRunning && m.State != statePaused) || p.alive(id) {
-		return sbx.Died{}, false
-	}
-	return sbx.Died{ProviderSandboxID: id, Diagnostic: p.diagnose(m)}, true
+func (p *Provider) check(id string) (d sbx.Died, dead bool) {
+	p.idle(id, func() { // else an operation is in progress: it settles the sandbox
+		m, err := p.readMeta(id)
+		if err != nil || (m.State != stateRunning && m.State != statePaused) || p.alive(id) {
+			return
+		}
+		d, dead = sbx.Died{ProviderSandboxID: id, Diagnostic: p.diagnose(m)}, true
+	})
+	return d, dead
 }
 
 // diagnose says why a sandbox's processes are gone.

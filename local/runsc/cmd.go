@@ -8,40 +8,47 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
 // Runsc runs one runsc binary with one set of top-level flags. Every command
 // of a sandbox's life must get the same flags: restore requires it.
-//
-// With Runc set, Path is runc instead: its commands for a container's life
-// (run, state, list, pause, resume, events, delete) are runsc's, without the
-// gVisor flags.
 type Runsc struct {
-	Path     string
-	Root     string // the runtime's state directory
-	Platform string // default systrap (the KVM platform hangs on these hosts)
-	Runc     bool
+	Path    string
+	Root    string  // the runtime's state directory
+	Runtime Runtime // which runtime Path is; default Gvisor
+}
+
+// Runtime is an OCI runtime whose commands for a container's life (run,
+// state, list, pause, resume, events, delete) are runsc's: its name in
+// messages, and the top-level flags every command gets after --root.
+type Runtime struct {
+	Name  string
+	Flags []string
+}
+
+var (
+	// Gvisor is runsc on the systrap platform (the KVM platform hangs on
+	// these hosts).
+	Gvisor = Runtime{Name: "runsc", Flags: []string{"--platform", "systrap"}}
+	// Runc is runc: runsc's commands without gVisor's flags.
+	Runc = Runtime{Name: "runc"}
+)
+
+func (r Runsc) runtime() Runtime {
+	if r.Runtime.Name == "" {
+		return Gvisor
+	}
+	return r.Runtime
 }
 
 // Name is the runtime's name in messages: runsc or runc.
-func (r Runsc) Name() string {
-	if r.Runc {
-		return "runc"
-	}
-	return "runsc"
-}
+func (r Runsc) Name() string { return r.runtime().Name }
 
 // flags are the top-level flags of every call, plus extra per-sandbox ones.
 func (r Runsc) flags(extra ...string) []string {
-	if r.Runc {
-		return append([]string{"--root", r.Root}, extra...)
-	}
-	platform := r.Platform
-	if platform == "" {
-		platform = "systrap"
-	}
-	return append([]string{"--root", r.Root, "--platform", platform}, extra...)
+	return slices.Concat([]string{"--root", r.Root}, r.runtime().Flags, extra)
 }
 
 // Command is runsc with the top-level flags, extra, then args, unstarted,
