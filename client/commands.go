@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/ndjson"
 )
 
 // Commands runs and controls processes in a sandbox, through its agent:
@@ -257,7 +258,7 @@ func newOutput(opts *CommandOptions, pid int) *output {
 
 // follow reads a stream to its end event and answers the result.
 func (o *output) follow(r io.Reader) (*CommandResult, error) {
-	if err := readNDJSON(r, o.event); err != nil {
+	if err := ndjson.Read(r, o.event); err != nil {
 		return nil, err
 	}
 	if !o.ended {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/ndjson"
 )
 
 // Files reads and writes a sandbox's files, through its agent. Paths are
@@ -187,7 +188,7 @@ func (f *Files) Watch(ctx context.Context, path string, recursive bool, onEvent 
 	go func() {
 		defer close(w.done)
 		defer resp.Body.Close()
-		w.err = readNDJSON(resp.Body, func(e apiv1.FileEvent) error {
+		w.err = ndjson.Read(resp.Body, func(e apiv1.FileEvent) error {
 			if e.Type == "error" {
 				return &SandboxStoppedError{Reason: e.Error}
 			}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/ndjson"
 )
 
 // FollowLogs passes fn a sandbox's whole log, oldest first, then each line
@@ -17,7 +18,7 @@ func (c *Client) FollowLogs(ctx context.Context, id string, fn func(apiv1.LogLin
 		return err
 	}
 	defer resp.Body.Close()
-	return readNDJSON(resp.Body, fn)
+	return ndjson.Read(resp.Body, fn)
 }
 
 // FollowLogs follows the sandbox's log; see Client.FollowLogs.

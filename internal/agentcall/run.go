@@ -1,7 +1,6 @@
 package agentcall
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/ndjson"
 )
 
 // Serve's own work inside a sandbox (materializing a runtime's
@@ -49,13 +49,8 @@ func Run(ctx context.Context, addr, token, script string, env map[string]string,
 	}
 	defer resp.Body.Close()
 	var out []byte
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var ev apiv1.CommandEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return 0, "", fmt.Errorf("the agent's command stream: %w", err)
-		}
+	code, ended := 0, false
+	err = ndjson.Read(resp.Body, func(ev apiv1.CommandEvent) error {
 		switch ev.Type {
 		case "stdout", "stderr":
 			out = append(out, ev.Data...)
@@ -66,20 +61,24 @@ func Run(ctx context.Context, addr, token, script string, env map[string]string,
 			if len(out) > outputTail {
 				out = out[len(out)-outputTail:]
 			}
-			code := -1
+			code, ended = -1, true
 			if ev.ExitCode != nil {
 				code = *ev.ExitCode
 			}
 			if ev.Error != "" {
 				out = append(out, "sbx: "+ev.Error+"\n"...)
 			}
-			return code, string(out), nil
+			return io.EOF
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	switch {
+	case err != nil:
 		return 0, "", fmt.Errorf("the agent's command stream: %w", err)
+	case !ended:
+		return 0, "", fmt.Errorf("the agent's command stream ended before the command did")
 	}
-	return 0, "", fmt.Errorf("the agent's command stream ended before the command did")
+	return code, string(out), nil
 }
 
 // do sends one request to the agent at addr and fails unless it answers 2xx.
