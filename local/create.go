@@ -63,8 +63,8 @@ func (p *Provider) admitCreate(spec sbx.Spec) error {
 }
 
 // Create implements sbx.Provider: directory and record, network, GPU shares,
-// root and bundle (the engine's), then `runsc run --detach` (or runc's). A failure undoes
-// all of it.
+// root and bundle (as the engine has them), then `runsc run --detach` (or
+// runc's). A failure undoes all of it.
 func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, err error) {
 	defer func() { err = p.hide(err) }()
 	if err := ctx.Err(); err != nil {

@@ -61,3 +61,18 @@ func TestFindLooksInTheDataDir(t *testing.T) {
 		t.Fatalf("a file that is not executable: %v", err)
 	}
 }
+
+// Every command gets --root and its runtime's flags, then the sandbox's own.
+func TestFlagsOfEachRuntime(t *testing.T) {
+	gvisor := Runsc{Path: "runsc", Root: "/r"}
+	if got := gvisor.Command(context.Background(), []string{"--x"}, "state", "a").Args[1:]; strings.Join(got, " ") != "--root /r --platform systrap --x state a" {
+		t.Errorf("runsc: %q", got)
+	}
+	runc := Runsc{Path: "runc", Root: "/r", Runtime: Runc}
+	if got := runc.Command(context.Background(), nil, "state", "a").Args[1:]; strings.Join(got, " ") != "--root /r state a" {
+		t.Errorf("runc: %q", got)
+	}
+	if gvisor.Name() != "runsc" || runc.Name() != "runc" {
+		t.Errorf("names %s, %s", gvisor.Name(), runc.Name())
+	}
+}
