@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/sbxdev/sbx/bench"
+	"github.com/sbxdev/sbx/internal/hostserve"
 	"github.com/sbxdev/sbx/local/runsc"
 	"github.com/sbxdev/sbx/template"
 	"github.com/spf13/cobra"
@@ -24,7 +25,7 @@ import (
 // measured in the same run.
 func newBench(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure sbx against baselines taken in the same run"}
-	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", "/var/lib/sbx"), "data dir of sbx serve, where its templates and runsc are ($SBX_DATA_DIR)")
+	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", hostserve.DataDir), "data dir of sbx serve, where its templates and runsc are ($SBX_DATA_DIR)")
 	cmd.AddCommand(newBenchLifecycle(g), newBenchExec(g), newBenchSpawn())
 	return cmd
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
-	"github.com/sbxdev/sbx/server"
+	"github.com/sbxdev/sbx/internal/hostserve"
 )
 
 // client returns an API client for the server and key the command line names:
@@ -29,7 +29,7 @@ func (g *globals) baseURL() string {
 	if g.url != "" {
 		return g.url
 	}
-	return env("SBX_URL", "http://"+server.DefaultListen)
+	return env("SBX_URL", "http://"+hostserve.Listen)
 }
 
 // key finds the API key: the one globals hold when an embedding program set
@@ -44,7 +44,7 @@ func (g *globals) key() (string, error) {
 	}
 	var tried []string
 	for _, dir := range keyDirs() {
-		path := filepath.Join(dir, server.KeyFile)
+		path := filepath.Join(dir, hostserve.KeyFile)
 		data, err := os.ReadFile(path)
 		key := strings.TrimSpace(string(data))
 		if err == nil && key != "" {
@@ -57,7 +57,7 @@ func (g *globals) key() (string, error) {
 	}
 	return "", fmt.Errorf("no API key: $SBX_API_KEY is not set and no admin key file could be read: %s; "+
 		"set SBX_API_KEY to a key, or SBX_DATA_DIR to the data dir of `sbx serve` (its %s must be readable by you)",
-		strings.Join(tried, ", "), server.KeyFile)
+		strings.Join(tried, ", "), hostserve.KeyFile)
 }
 
 // keyDirs are the data dirs to look for the admin key in: $SBX_DATA_DIR
@@ -67,7 +67,7 @@ func keyDirs() []string {
 	if dir := os.Getenv("SBX_DATA_DIR"); dir != "" {
 		return []string{dir}
 	}
-	return []string{server.DefaultDataDir}
+	return []string{hostserve.DataDir}
 }
 
 // unwrapPath drops the path an *os.PathError repeats.

@@ -3,6 +3,7 @@ package cli
 import (
 	"path/filepath"
 
+	"github.com/sbxdev/sbx/internal/hostserve"
 	"github.com/sbxdev/sbx/template"
 	"github.com/spf13/cobra"
 )
@@ -11,7 +12,7 @@ import (
 // the host that runs `sbx serve`, into its data dir; building needs root.
 func newTemplate(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "template", Aliases: []string{"templates"}, Short: "Build and list sandbox templates on this host"}
-	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", "/var/lib/sbx"), "data dir of sbx serve ($SBX_DATA_DIR)")
+	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", hostserve.DataDir), "data dir of sbx serve ($SBX_DATA_DIR)")
 	cmd.AddCommand(newTemplateBuild(g), newTemplateList(g))
 	cmd.SetFlagErrorFunc(flagUsage)
 	return cmd
