@@ -19,6 +19,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/httpapi"
+	"github.com/sbxdev/sbx/internal/hostserve"
 	"github.com/sbxdev/sbx/internal/seal"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
@@ -59,17 +60,17 @@ type Config struct {
 }
 
 // KeyFile is the name, inside the data directory, of the admin API key file.
-const KeyFile = "admin.key"
+const KeyFile = hostserve.KeyFile
 
 // DefaultDataDir is where serve keeps its state when not told otherwise.
-const DefaultDataDir = "/var/lib/sbx"
+const DefaultDataDir = hostserve.DataDir
 
 // DefaultName is the instance name of a serve not told otherwise: its
 // nftables table, the prefix of its network namespaces, its cgroup parent.
 const DefaultName = "sbx"
 
 // DefaultListen is the API's default address.
-const DefaultListen = "127.0.0.1:7070"
+const DefaultListen = hostserve.Listen
 
 // DefaultInitialCredits is the balance of the org made at first start: a
 // million credits, so that a fresh install runs without a top-up.
