@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of sbx: vet, the unit and end-to-end tests, and the fuzz
-# seed corpora. Installs what the tests need first. With CI=true, tests that
-# would skip for a missing prerequisite fail instead.
+# Runs every test of sbx: gofmt, go mod tidy, vet, the unit and end-to-end
+# tests, and the fuzz seed corpora. Installs what the tests need first. With
+# CI=true, tests that would skip for a missing prerequisite fail instead.
 source "$(dirname "$0")/lib.sh"
 ensure_go
 apt_install debootstrap nftables iproute2 runc postgresql
@@ -10,6 +10,10 @@ cd "$ROOT"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+if ! go mod tidy -diff; then
+  echo "go.mod and go.sum are not tidy: run go mod tidy" >&2
   exit 1
 fi
 build_runsc "$ROOT/bin/runsc"
