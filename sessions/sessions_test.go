@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -105,11 +106,12 @@ func TestWhoReachesSessions(t *testing.T) {
 	_, err = svc.Create(ctx, owner, "nope", made.Runtime.ID, "x")
 	wantErr(t, err, sbx.ENotFound, "")
 
-	ids := func(list []sbx.Session) string {
+	ids := func(list []sbx.Session) string { // the titles, sorted: all were made at t0, so the page's order is the IDs'
 		var out []string
 		for _, se := range list {
 			out = append(out, se.Title)
 		}
+		sort.Strings(out)
 		return strings.Join(out, ",")
 	}
 	for _, c := range []struct {
@@ -118,11 +120,11 @@ func TestWhoReachesSessions(t *testing.T) {
 		runtime string
 		want    string
 	}{
-		{"the owner", owner, "", "one,two,"},
-		{"the owner, on r2", owner, r2.ID, "two,"},
-		{"a member", ada, "", "one,two,"},
-		{"the project's key", pk2, "", "two,"},
-		{"the project's key, on r2", pk2, r2.ID, "two,"},
+		{"the owner", owner, "", ",one,two"},
+		{"the owner, on r2", owner, r2.ID, ",two"},
+		{"a member", ada, "", ",one,two"},
+		{"the project's key", pk2, "", ",two"},
+		{"the project's key, on r2", pk2, r2.ID, ",two"},
 	} {
 		list, _, err := svc.List(ctx, c.c, "default", c.runtime, sbx.Page{})
 		if err != nil || ids(list) != c.want {
