@@ -27,10 +27,7 @@ import (
 // rules are the edges that must hold: a package matching from imports (in
 // its non-test files) no package of the module that not names, or, with
 // only, none but those it names. Tests may import what they like.
-var rules = []struct {
-	from, why string
-	not, only []string
-}{
+var rules = []rule{
 	{from: "sbx", not: []string{"..."}, why: "the domain imports no other package of the module"},
 	{from: "apiv1", not: []string{"..."}, why: "the wire format imports no other package of the module"},
 	{from: "pricing", only: []string{"sbx"}, why: "prices are computed without state"},
@@ -43,6 +40,23 @@ var rules = []struct {
 	{from: "agent", not: []string{"ledger", "httpapi", "lifecycle", "local/...", "server", "cli", "client", "capability", "authz", "pricing"}, why: "the agent runs inside a sandbox and knows nothing of the control plane"},
 	{from: "local/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz"}, why: "a provider knows nothing of the control plane above sbx.Provider"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
+}
+
+type rule struct {
+	from, why string
+	not, only []string
+}
+
+// services are the application layer's packages (add a new one here):
+// every surface calls them, and they reach the ledger through Store
+// interfaces of their own.
+var services = []string{"tenancy", "secrets", "sessions"}
+
+func init() {
+	for _, s := range services {
+		rules = append(rules, rule{from: s, not: []string{"ledger", "httpapi", "cli", "client", "server", "local/..."},
+			why: "an application service is called by every surface and calls the ledger through its own Store interface"})
+	}
 }
 
 // importers are the only packages that may import a package matching to.
@@ -258,12 +272,14 @@ func TestLayeringCatchesAnEdge(t *testing.T) {
 		{ImportPath: module + "/httpapi", Imports: []string{module + "/local/runsc", module + "/ledger", module + "/lifecycle"}},
 		{ImportPath: module + "/template", Imports: []string{module + "/local"}},
 		{ImportPath: module + "/agent", Imports: []string{module + "/ledger"}},
+		{ImportPath: module + "/secrets", Imports: []string{module + "/authz", module + "/ledger"}},
 	}
 	broken, excused := violations(module, pkgs, []exception{{"agent", "ledger", "a test"}})
 	want := []string{
 		"httpapi → ledger: the REST API is a surface: it calls the application layer, never the ledger or a provider",
 		"httpapi → local/runsc: the REST API is a surface: it calls the application layer, never the ledger or a provider",
 		"sbx → apiv1: the domain imports no other package of the module",
+		"secrets → ledger: an application service is called by every surface and calls the ledger through its own Store interface",
 		"template → local: only the wiring picks a provider",
 	}
 	if !slices.Equal(broken, want) || !excused["agent → ledger"] || len(excused) != 1 {
