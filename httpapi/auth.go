@@ -27,7 +27,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.error(w, r, sbx.Errorf(sbx.EUnauthorized, "an API key is required: send \"Authorization: Bearer <key>\" or \"X-API-Key: <key>\""))
 			return
 		}
-		c, err := s.store.Authenticate(r.Context(), secret)
+		c, err := s.tenancy.Authenticate(r.Context(), secret)
 		if err != nil {
 			s.error(w, r, err)
 			return

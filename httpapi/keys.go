@@ -2,16 +2,14 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 
-	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/tenancy"
 )
 
-// An org's API keys. Everyone in the org lists them (never their secrets);
-// who may make or revoke one is authz.Policy.ManageKey: an admin only keys
-// that reach no workspace it does not administer, with no role above its
-// own there; only owners keys that act as owners.
+// An org's API keys, through the tenancy service: everyone in the org lists
+// them (never their secrets); who may make or revoke one is
+// authz.Policy.ManageKey.
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
@@ -21,7 +19,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	keys, next, err := s.store.APIKeys(r.Context(), caller(r).Org.ID, p)
+	keys, next, err := s.tenancy.Keys(r.Context(), caller(r), p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -33,37 +31,11 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
 		return
 	}
-	c := caller(r)
 	var body apiv1.CreateKeyRequest
 	if !s.decode(w, r, &body) {
 		return
 	}
-	var p problems
-	if name := strings.TrimSpace(body.Name); name == "" || len(name) > 100 {
-		p.Add("name", "name is required, at most 100 bytes, to tell the key apart (for example \"ci\")")
-	}
-	if body.User != "" && body.ProjectID != "" {
-		p.Add("user", "a key is a member's (user) or a project's (project_id), not both")
-	}
-	if err := p.Err(); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	k := sbx.APIKey{OrgID: c.Org.ID, Name: strings.TrimSpace(body.Name), ProjectID: body.ProjectID}
-	var err error
-	if body.User != "" {
-		var u sbx.User
-		u, err = s.store.GetUser(r.Context(), body.User)
-		k.UserID = u.ID
-	}
-	if err == nil {
-		err = s.policy.ManageKey(r.Context(), c, k, "making")
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	k, secret, err := s.store.CreateAPIKey(r.Context(), k, s.clock.Now())
+	k, secret, err := s.tenancy.CreateKey(r.Context(), caller(r), tenancy.KeySpec{Name: body.Name, User: body.User, ProjectID: body.ProjectID})
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -75,16 +47,8 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
 		return
 	}
-	c := caller(r)
-	k, err := s.store.GetAPIKey(r.Context(), c.Org.ID, r.PathValue("key"))
-	if err == nil {
-		err = s.policy.ManageKey(r.Context(), c, k, "revoking")
-	}
+	k, err := s.tenancy.RevokeKey(r.Context(), caller(r), r.PathValue("key"))
 	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if k, err = s.store.RevokeAPIKey(r.Context(), c.Org.ID, k.ID, s.clock.Now()); err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/tenancy"
 )
 
 // The KYC webhook: an outside verification service reports the state of an
@@ -103,37 +104,13 @@ func (s *Server) kycWebhook(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	var p problems
-	status := sbx.KYCStatus(ev.Status)
-	if !status.Valid() {
-		p.Add("status", "status %q must be unverified, pending or verified", ev.Status)
-	}
-	if ev.ID == "" {
-		p.Add("id", "id is required: the org's ID or name, or the user's ID or email")
-	}
-	if ev.Subject != "org" && ev.Subject != "user" {
-		p.Add("subject", "subject %q must be org or user", ev.Subject)
-	}
-	if err := p.Err(); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	out := apiv1.KYCResult{Subject: ev.Subject}
-	if ev.Subject == "org" {
-		var o sbx.Org
-		o, out.Applied, err = s.store.SetOrgKYC(r.Context(), ev.ID, status, at, true)
-		out.ID, out.Status = o.ID, string(o.KYCStatus)
-	} else {
-		var u sbx.User
-		u, out.Applied, err = s.store.SetUserKYC(r.Context(), ev.ID, status, at, true)
-		out.ID, out.Status = u.ID, string(u.KYCStatus)
-	}
+	v, err := s.tenancy.RecordVerification(r.Context(), tenancy.Verification{Subject: ev.Subject, ID: ev.ID, Status: sbx.KYCStatus(ev.Status), At: at})
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if !out.Applied {
+	if !v.Applied {
 		s.log.Info("KYC webhook: a state decided before the one recorded was not applied", "subject", ev.Subject, "id", ev.ID, "status", ev.Status, "at", at)
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.KYCResult{Subject: v.Subject, ID: v.ID, Status: string(v.Status), Applied: v.Applied})
 }

@@ -5,14 +5,13 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/tenancy"
 )
 
-// A workspace's members. Everyone the workspace reaches reads them; owners and admins
-// of the workspace add and remove them, never with or of a role above their
-// own. A member beyond the plan's limit pauses the workspace's compute
-// (lifecycle/members.go).
+// A workspace's members, through the tenancy service: everyone the
+// workspace reaches reads them; its owners and admins add and remove them.
+// A member beyond the plan's limit pauses the workspace's compute.
 
 func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 	ws, ok := s.workspace(w, r)
@@ -23,10 +22,7 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "listing members"); !ok {
-		return
-	}
-	list, next, err := s.store.Members(r.Context(), ws.OrgID, ws.ID, p)
+	list, next, err := s.tenancy.Members(r.Context(), caller(r), ws, p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -43,23 +39,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &body) {
 		return
 	}
-	role := sbx.Role(body.Role)
-	if body.Role == "" {
-		role = sbx.RoleMember
-	}
-	if !role.Valid() {
-		s.error(w, r, sbx.Invalid("role", "role %q must be owner, admin or member", body.Role))
-		return
-	}
-	mine, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "adding a member")
-	if !ok {
-		return
-	}
-	if err := authz.NotAbove(mine, role, "adding a member as "+string(role)); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	ch, err := s.mgr.AddMember(r.Context(), ws.OrgID, ws.ID, body.Email, body.Name, role)
+	ch, err := s.tenancy.AddMember(r.Context(), caller(r), ws, tenancy.MemberSpec{Email: body.Email, Name: body.Name, Role: sbx.Role(body.Role)})
 	s.memberChange(w, r, http.StatusCreated, ch, err)
 }
 
@@ -68,19 +48,7 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	mine, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "removing a member")
-	if !ok {
-		return
-	}
-	m, err := s.store.GetMember(r.Context(), ws.OrgID, ws.ID, r.PathValue("member"))
-	if err == nil {
-		err = authz.NotAbove(mine, m.Role, "removing a member who is "+string(m.Role))
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	ch, err := s.mgr.RemoveMember(r.Context(), ws.OrgID, ws.ID, m.User.ID)
+	ch, err := s.tenancy.RemoveMember(r.Context(), caller(r), ws, r.PathValue("member"))
 	s.memberChange(w, r, http.StatusOK, ch, err)
 }
 

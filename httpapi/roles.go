@@ -6,8 +6,10 @@ import (
 	"github.com/sbxdev/sbx"
 )
 
-// Authorization is package authz's policy (s.policy); the operator's routes
-// need the operator's key.
+// Authorization is package authz's policy, which the services ask (and
+// handlers not behind one yet, through s.policy). The operator's routes
+// need the operator's key: operator refuses any other before its body is
+// read, and the service refuses it again.
 
 // operator answers a 403 unless the caller's key is the operator's.
 func (s *Server) operator(w http.ResponseWriter, r *http.Request) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/tenancy"
 )
 
 // Config is what the API needs to know about where it is served.
@@ -44,6 +45,8 @@ type Server struct {
 	clock  sbx.Clock
 	log    *slog.Logger
 	mux    *http.ServeMux
+
+	tenancy *tenancy.Service // orgs, workspaces, projects, members and keys
 }
 
 // New returns the API handler.
@@ -68,6 +71,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	}
 	cfg.MaxDiskMB = max(cfg.MaxDiskMB, cfg.DefaultDiskMB)
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
+	s.tenancy = tenancy.New(store, s.policy, clock, mgr)
 	ops := operations()
 	for _, r := range s.routes() {
 		h := s.checkInput(ops[r.Method+" "+r.Pattern], r.handler)

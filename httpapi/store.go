@@ -7,12 +7,14 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/capability"
 	"github.com/sbxdev/sbx/pricing"
+	"github.com/sbxdev/sbx/tenancy"
 )
 
 // Store is what the API reads and writes of the ledger, by what it serves;
 // *ledger.Store satisfies it. (An application layer under every surface,
 // issue 14, takes these over service by service.)
 type Store interface {
+	tenancy.Store // what the tenancy service reads and writes
 	tenancyStore
 	creditsStore
 	runtimesStore
@@ -21,31 +23,11 @@ type Store interface {
 	capability.Store // what the capability service functions read and write
 }
 
-// tenancyStore: orgs, workspaces, projects, members and keys, and authentication.
+// tenancyStore: what the API still reads of orgs and projects itself.
 type tenancyStore interface {
-	Authenticate(ctx context.Context, secret string) (sbx.Caller, error)
-	Orgs(ctx context.Context, p sbx.Page) ([]sbx.Org, string, error)
-	CreateOrgWith(ctx context.Context, n sbx.NewOrg, now time.Time) (sbx.CreatedOrg, error)
-	SetOrgKYC(ctx context.Context, ref string, status sbx.KYCStatus, at time.Time, ifLater bool) (o sbx.Org, applied bool, err error)
-	SetUserKYC(ctx context.Context, ref string, status sbx.KYCStatus, at time.Time, ifLater bool) (u sbx.User, applied bool, err error)
 	GetOrg(ctx context.Context, ref string) (sbx.Org, error)
-	Workspaces(ctx context.Context, orgID string, reach sbx.Reach, p sbx.Page) ([]sbx.Workspace, string, error)
-	CreateWorkspace(ctx context.Context, orgID, name, creatorID string, role sbx.Role, now time.Time) (sbx.Workspace, sbx.Project, error)
-	GetWorkspace(ctx context.Context, orgID, ref string) (sbx.Workspace, error)
-	WorkspaceProjects(ctx context.Context, orgID, workspaceID string, reach sbx.Reach, p sbx.Page) ([]sbx.Project, string, error)
-	CreateProject(ctx context.Context, orgID, workspaceID, name string, now time.Time) (sbx.Project, sbx.Runtime, error)
 	Projects(ctx context.Context, orgID string) ([]sbx.Project, error)
-	Members(ctx context.Context, orgID, workspaceID string, p sbx.Page) ([]sbx.Member, string, error)
-	GetMember(ctx context.Context, orgID, workspaceID, ref string) (sbx.Member, error)
-	GetUser(ctx context.Context, ref string) (sbx.User, error)
 	MemberCounts(ctx context.Context, orgID string) (map[string]sbx.MemberCount, error)
-	APIKeys(ctx context.Context, orgID string, p sbx.Page) ([]sbx.APIKey, string, error)
-	CreateAPIKey(ctx context.Context, k sbx.APIKey, now time.Time) (sbx.APIKey, string, error)
-	GetAPIKey(ctx context.Context, orgID, id string) (sbx.APIKey, error)
-	RevokeAPIKey(ctx context.Context, orgID, id string, now time.Time) (sbx.APIKey, error)
-	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)
-	Memberships(ctx context.Context, orgID, userID string) ([]sbx.Member, error)
-	GetProject(ctx context.Context, orgID, id string) (sbx.Project, error)
 }
 
 // creditsStore: balances, settlements, spending, rates and plans in use.

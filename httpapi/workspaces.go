@@ -5,13 +5,11 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/authz"
 )
 
-// An org's workspaces and their projects. Each key lists the workspaces it
-// reaches (a member's key its user's, a project's key its project's) and
-// their projects (a project's key only its own); owners and admins make
-// them.
+// An org's workspaces and their projects, through the tenancy service:
+// each key lists the workspaces it reaches and their projects; owners and
+// admins make them.
 
 func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
@@ -21,8 +19,7 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c := caller(r)
-	list, next, err := s.store.Workspaces(r.Context(), c.Org.ID, c.Reach(), p)
+	list, next, err := s.tenancy.Workspaces(r.Context(), caller(r), p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -30,22 +27,15 @@ func (s *Server) listWorkspaces(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, apiv1.WorkspaceList{Items: renderAll(list, renderWorkspace), NextCursor: next})
 }
 
-// createWorkspace makes a workspace with a default project; a member's key
-// makes its user a member of it, with the user's role in the org.
 func (s *Server) createWorkspace(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
 		return
 	}
-	c := caller(r)
 	var body apiv1.CreateWorkspaceRequest
 	if !s.decode(w, r, &body) {
 		return
 	}
-	if err := authz.Need(c, sbx.RoleAdmin, "creating a workspace"); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	ws, _, err := s.store.CreateWorkspace(r.Context(), c.Org.ID, body.Name, c.User.ID, c.Role, s.clock.Now())
+	ws, err := s.tenancy.CreateWorkspace(r.Context(), caller(r), body.Name)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -59,7 +49,7 @@ func (s *Server) workspace(w http.ResponseWriter, r *http.Request) (sbx.Workspac
 	if !s.inOrg(w, r) {
 		return sbx.Workspace{}, false
 	}
-	ws, err := s.store.GetWorkspace(r.Context(), caller(r).Org.ID, r.PathValue("workspace"))
+	ws, err := s.tenancy.Workspace(r.Context(), caller(r), r.PathValue("workspace"))
 	if err != nil {
 		s.error(w, r, err)
 		return ws, false
@@ -71,7 +61,7 @@ func (s *Server) workspace(w http.ResponseWriter, r *http.Request) (sbx.Workspac
 // (what names the action) and answers the role it acts with there; on
 // failure it has answered.
 func (s *Server) roleIn(w http.ResponseWriter, r *http.Request, ws sbx.Workspace, min sbx.Role, what string) (sbx.Role, bool) {
-	role, err := s.policy.In(r.Context(), caller(r), ws, min, what)
+	role, err := s.tenancy.RoleIn(r.Context(), caller(r), ws, min, what)
 	if err != nil {
 		s.error(w, r, err)
 		return role, false
@@ -88,10 +78,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, "listing projects"); !ok {
-		return
-	}
-	list, next, err := s.store.WorkspaceProjects(r.Context(), ws.OrgID, ws.ID, caller(r).Reach(), p)
+	list, next, err := s.tenancy.Projects(r.Context(), caller(r), ws, p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -108,10 +95,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &body) {
 		return
 	}
-	if _, ok := s.roleIn(w, r, ws, sbx.RoleAdmin, "creating a project"); !ok {
-		return
-	}
-	p, _, err := s.store.CreateProject(r.Context(), ws.OrgID, ws.ID, body.Name, s.clock.Now())
+	p, err := s.tenancy.CreateProject(r.Context(), caller(r), ws, body.Name)
 	if err != nil {
 		s.error(w, r, err)
 		return
