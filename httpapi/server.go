@@ -14,6 +14,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/authz"
+	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/tenancy"
@@ -47,6 +48,7 @@ type Server struct {
 	mux    *http.ServeMux
 
 	tenancy *tenancy.Service // orgs, workspaces, projects, members and keys
+	billing billing.Service  // an org's wallet, prices and top-ups
 }
 
 // New returns the API handler.
@@ -72,6 +74,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	cfg.MaxDiskMB = max(cfg.MaxDiskMB, cfg.DefaultDiskMB)
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
 	s.tenancy = tenancy.New(store, s.policy, clock, mgr)
+	s.billing = billing.Service{Store: store, Clock: clock}
 	ops := operations()
 	for _, r := range s.routes() {
 		h := s.checkInput(ops[r.Method+" "+r.Pattern], r.handler)

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/capability"
-	"github.com/sbxdev/sbx/pricing"
 	"github.com/sbxdev/sbx/tenancy"
 )
 
@@ -16,6 +16,7 @@ import (
 type Store interface {
 	tenancy.Store // what the tenancy service reads and writes
 	tenancyStore
+	billing.Store // what the wallet reads and writes
 	creditsStore
 	runtimesStore
 	secretsStore
@@ -30,14 +31,8 @@ type tenancyStore interface {
 	MemberCounts(ctx context.Context, orgID string) (map[string]sbx.MemberCount, error)
 }
 
-// creditsStore: balances, settlements, spending, rates and plans in use.
+// creditsStore: what the summary reads of plans in use.
 type creditsStore interface {
-	Balance(ctx context.Context, orgID string) (int64, error)
-	Settlements(ctx context.Context, orgID string, limit int) ([]sbx.Settlement, error)
-	Spending(ctx context.Context, orgID string, from, to time.Time) ([]sbx.Spend, error)
-	Rates(ctx context.Context) (pricing.Table, error)
-	AddRate(ctx context.Context, r pricing.Rate, now time.Time) error
-	TopUp(ctx context.Context, orgID string, micros int64, note string, now time.Time) (int64, error)
 	PlanUse(ctx context.Context, orgID string) (sbx.PlanUse, error)
 }
 
