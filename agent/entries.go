@@ -94,7 +94,7 @@ func (a *Agent) makeDir(w http.ResponseWriter, r *http.Request) error {
 			return conflict("%s: already exists and is not a directory", short(path))
 		}
 		status = http.StatusOK
-	} else if err := mkdirAllAs(path, acct); err != nil {
+	} else if err := acct.as(func() error { return os.MkdirAll(path, 0o755) }); err != nil {
 		return fsError(path, err)
 	}
 	info, err := stat(path)

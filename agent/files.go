@@ -219,9 +219,19 @@ func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 // writeStream writes body to path through a temporary file in the same
 // directory, renamed over path once all of it is there: a failed upload
 // leaves nothing behind. It makes the parents; a file it replaces keeps
-// its owner, and its mode unless perm is given (not 0); a new file and the
-// parents it makes belong to acct.
-func writeStream(path string, body io.Reader, perm fs.FileMode, acct *account) (apiv1.EntryInfo, error) {
+// its owner where it may, and its mode unless perm is given (not 0). It
+// runs as acct (account.as): a new file and the parents it makes belong to
+// acct, and where acct may not write it is refused.
+func writeStream(path string, body io.Reader, perm fs.FileMode, acct *account) (info apiv1.EntryInfo, err error) {
+	err = acct.as(func() error {
+		info, err = writeAs(path, body, perm)
+		return err
+	})
+	return info, err
+}
+
+// writeAs is writeStream with the caller's credentials.
+func writeAs(path string, body io.Reader, perm fs.FileMode) (apiv1.EntryInfo, error) {
 	mode := fs.FileMode(0o644)
 	old, err := os.Stat(path)
 	switch {
@@ -239,7 +249,7 @@ func writeStream(path string, body io.Reader, perm fs.FileMode, acct *account) (
 		mode = perm
 	}
 	dir := filepath.Dir(path)
-	if err := mkdirAllAs(dir, acct); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return apiv1.EntryInfo{}, fsError(dir, err)
 	}
 	tmp, err := os.CreateTemp(dir, ".sbx-upload-*")
@@ -259,8 +269,6 @@ func writeStream(path string, body io.Reader, perm fs.FileMode, acct *account) (
 	}
 	if st, ok := statOf(old); ok {
 		tmp.Chown(int(st.Uid), int(st.Gid)) // best effort: as root it works
-	} else if err := chownNew(tmp.Name(), acct); err != nil {
-		return apiv1.EntryInfo{}, fsError(path, err)
 	}
 	if err := tmp.Close(); err != nil {
 		return apiv1.EntryInfo{}, fsError(path, err)

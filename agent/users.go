@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -191,34 +190,4 @@ func eachLine(path string, fn func([]string)) error {
 		fn(strings.Split(line, ":"))
 	}
 	return sc.Err()
-}
-
-// chownNew gives what the agent just made to the account a file operation
-// runs as, unless that is the agent's own user.
-func chownNew(path string, acct *account) error {
-	if acct.cred == nil {
-		return nil
-	}
-	return os.Lchown(path, int(acct.uid), int(acct.gid))
-}
-
-// mkdirAllAs makes a directory and its missing parents (0755), each of
-// those it makes belonging to acct.
-func mkdirAllAs(dir string, acct *account) error {
-	var missing []string
-	for p := dir; ; p = filepath.Dir(p) {
-		if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
-			break
-		}
-		missing = append(missing, p)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, p := range missing {
-		if err := chownNew(p, acct); err != nil {
-			return err
-		}
-	}
-	return nil
 }
