@@ -63,6 +63,17 @@ func TestStartCommandRunsOnceAcrossHibernation(t *testing.T) {
 	if first.Cmd != start || !first.Running || first.PID == 0 {
 		t.Fatalf("the start command: %+v", first)
 	}
+	// The agent lists its start command once started, maybe before the
+	// command wrote its line: wait for it, so that the checkpoint holds it
+	// rather than the line being written after the wake, as cat looks.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := p.rs.Run(ctx, nil, "exec", id, "test", "-s", "/workspace/boots"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the start command wrote nothing to /workspace/boots within a minute")
+		}
+	}
 	if err := p.Hibernate(ctx, in.Handle); err != nil {
 		t.Fatal(err)
 	}
