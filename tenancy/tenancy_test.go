@@ -28,12 +28,14 @@ var (
 // another org), acme's owner key, a member's key of an owner, of an admin
 // and of a member of ws1, and a key of ws1's default project.
 type fixture struct {
-	t                                                       *testing.T
-	ctx                                                     context.Context
-	store                                                   *ledger.Store
-	svc                                                     *tenancy.Service
-	ws1, ws2                                                sbx.Workspace
-	project                                                 sbx.Project // ws1's default project
+	t        *testing.T
+	ctx      context.Context
+	store    *ledger.Store
+	mgr      *lifecycle.Manager
+	svc      *tenancy.Service
+	ws1, ws2 sbx.Workspace
+	project  sbx.Project // ws1's default project
+
 	operator, owner, ownerMember, admin, member, projectKey sbx.Caller
 }
 
@@ -49,7 +51,7 @@ func newFixture(t *testing.T) *fixture {
 	mgr := lifecycle.New(store, []sbx.Provider{providertest.NewMemory(providertest.MemoryOptions{})},
 		lifecycle.Config{DefaultProvider: providertest.MemoryName}, clock, log)
 	t.Cleanup(func() { mgr.Wait(context.Background()) })
-	f := &fixture{t: t, ctx: ctx, store: store, svc: tenancy.New(store, authz.Policy{Store: store}, clock, mgr)}
+	f := &fixture{t: t, ctx: ctx, store: store, mgr: mgr, svc: tenancy.New(store, authz.Policy{Store: store}, clock, mgr)}
 
 	made, err := store.CreateOrgWith(ctx, sbx.NewOrg{Name: "default", KYCStatus: sbx.KYCVerified, Key: sbx.APIKey{Name: "admin", Operator: true}}, clock.Now())
 	if err != nil {
@@ -338,5 +340,40 @@ func TestKeys(t *testing.T) {
 	list, _, err := f.svc.Keys(ctx, f.member, sbx.Page{})
 	if err != nil || len(list) < 6 {
 		t.Errorf("a member lists the org's keys: %d %v", len(list), err)
+	}
+}
+
+// A member beyond the plan's limit pauses the workspace's compute, and
+// removing one resumes it (through Compute, lifecycle.Manager); so does a
+// plan that lowers or raises the limit.
+func TestMemberLimitPausesCompute(t *testing.T) {
+	f := newFixture(t)
+	ctx := f.ctx
+	if _, err := f.store.TopUp(ctx, f.owner.Org.ID, 10_000_000, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := f.mgr.Create(ctx, f.member, lifecycle.CreateRequest{TemplateID: "base", Kind: sbx.KindTask, WaitReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.SetPlan(ctx, f.operator, "acme", tenancy.PlanLimits{MaxMembers: 3}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := f.svc.AddMember(ctx, f.admin, f.ws1, tenancy.MemberSpec{Email: "x@acme.test"})
+	if err != nil || ch.Count != (sbx.MemberCount{Members: 4, Max: 3}) || len(ch.Paused) != 1 || ch.Paused[0].ID != sb.ID ||
+		ch.Paused[0].PauseReason != sbx.PauseMemberLimitExceeded {
+		t.Fatalf("a fourth member of three: %+v %v", ch, err)
+	}
+	ch, err = f.svc.RemoveMember(ctx, f.admin, f.ws1, "x@acme.test")
+	if err != nil || len(ch.Resumed) != 1 || ch.Resumed[0].State != sbx.StateRunning {
+		t.Fatalf("back to three: %+v %v", ch, err)
+	}
+	pc, err := f.svc.SetPlan(ctx, f.operator, "acme", tenancy.PlanLimits{MaxMembers: 2})
+	if err != nil || len(pc.Paused) != 1 {
+		t.Fatalf("a plan of two: %+v %v", pc, err)
+	}
+	pc, err = f.svc.SetPlan(ctx, f.operator, "acme", tenancy.PlanLimits{})
+	if err != nil || len(pc.Resumed) != 1 {
+		t.Fatalf("a plan with no limit: %+v %v", pc, err)
 	}
 }
