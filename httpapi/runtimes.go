@@ -8,6 +8,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/lifecycle"
 )
 
@@ -163,11 +164,11 @@ func (s *Server) runtime(w http.ResponseWriter, r *http.Request, what string) (s
 }
 
 // reachableRuntime finds runtime id of workspace ws for caller c: a
-// project-scoped key reaches only its project's.
+// project-scoped key reaches only its project's (authz.ReachRuntime).
 func (s *Server) reachableRuntime(ctx context.Context, c sbx.Caller, ws sbx.Workspace, id string) (sbx.Runtime, error) {
 	rt, err := s.store.GetRuntime(ctx, ws.OrgID, ws.ID, id)
-	if err == nil && !c.OrgWide() && rt.ProjectID != c.Key.ProjectID {
-		err = sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", rt.ID)
+	if err == nil {
+		err = authz.ReachRuntime(c, rt)
 	}
 	return rt, err
 }

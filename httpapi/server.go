@@ -17,6 +17,8 @@ import (
 	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/secrets"
+	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/tenancy"
 )
 
@@ -49,6 +51,9 @@ type Server struct {
 
 	tenancy *tenancy.Service // orgs, workspaces, projects, members and keys
 	billing billing.Service  // an org's wallet, prices and top-ups
+
+	secrets  *secrets.Service  // an org's secrets
+	sessions *sessions.Service // a workspace's agent sessions
 }
 
 // New returns the API handler.
@@ -73,6 +78,8 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	}
 	cfg.MaxDiskMB = max(cfg.MaxDiskMB, cfg.DefaultDiskMB)
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
+	s.secrets = secrets.New(store, s.policy, clock)
+	s.sessions = sessions.New(store, s.policy, clock)
 	s.tenancy = tenancy.New(store, s.policy, clock, mgr)
 	s.billing = billing.Service{Store: store, Clock: clock}
 	ops := operations()

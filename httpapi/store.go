@@ -7,6 +7,8 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/capability"
+	"github.com/sbxdev/sbx/secrets"
+	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/tenancy"
 )
 
@@ -19,8 +21,8 @@ type Store interface {
 	billing.Store // what the wallet reads and writes
 	creditsStore
 	runtimesStore
-	secretsStore
-	sessionsStore
+	secrets.Store    // what the secrets service reads and writes
+	sessions.Store   // what the sessions service reads and writes
 	capability.Store // what the capability service functions read and write
 }
 
@@ -47,21 +49,4 @@ type runtimesStore interface {
 	DeleteCapabilityBinding(ctx context.Context, orgID, runtimeID, id string) (sbx.CapabilityBinding, error)
 	CapabilityBundles(ctx context.Context, orgID string, p sbx.Page) ([]sbx.CapabilityBundle, string, error)
 	DeleteCapabilityBundle(ctx context.Context, orgID, name, version string) (sbx.CapabilityBundle, error)
-}
-
-// secretsStore: secrets, write-only.
-type secretsStore interface {
-	Secrets(ctx context.Context, orgID, userID string) ([]sbx.Secret, error)
-	GetSecret(ctx context.Context, orgID, userID, ref string) (sbx.Secret, error)
-	PutSecret(ctx context.Context, orgID, userID, name, value string, now time.Time) (sbx.Secret, bool, error)
-	DeleteSecret(ctx context.Context, orgID, userID, ref string) (sbx.Secret, error)
-}
-
-// sessionsStore: sessions and their messages.
-type sessionsStore interface {
-	Sessions(ctx context.Context, orgID, workspaceID, runtimeID string, p sbx.Page) ([]sbx.Session, string, error)
-	GetSession(ctx context.Context, orgID, workspaceID, id string) (sbx.Session, error)
-	CreateSession(ctx context.Context, orgID, workspaceID, runtimeID, title, createdBy string, now time.Time) (sbx.Session, error)
-	SessionMessages(ctx context.Context, orgID, workspaceID, id string, p sbx.Page) ([]sbx.SessionMessage, string, error)
-	AppendSessionMessages(ctx context.Context, orgID, workspaceID, id string, msgs []sbx.SessionMessage, now time.Time) ([]sbx.SessionMessage, error)
 }
