@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/httpapi"
+	"github.com/sbxdev/sbx/lifecycle"
 )
 
 func TestOpenAPIDocumentIsCurrent(t *testing.T) {
@@ -52,7 +53,7 @@ func TestRoutesMatchDocument(t *testing.T) {
 			documented[method+" "+path] = true
 		}
 	}
-	srv := httpapi.New(nil, nil, httpapi.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler))
+	srv := httpapi.New(lifecycle.New(nil, nil, lifecycle.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler)), nil, httpapi.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler))
 	routed := map[string]bool{}
 	for _, r := range srv.Routes() {
 		routed[r.Method+" "+r.Pattern] = true
@@ -69,7 +70,7 @@ func TestRoutesMatchDocument(t *testing.T) {
 }
 
 func TestServedDocumentIsTheContract(t *testing.T) {
-	srv := httpapi.New(nil, nil, httpapi.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler))
+	srv := httpapi.New(lifecycle.New(nil, nil, lifecycle.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler)), nil, httpapi.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler))
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
 	body, _ := io.ReadAll(rec.Body)

@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/lifecycle"
 )
 
 // FuzzParseCreate feeds the create-body decoder arbitrary bytes: it must never
@@ -27,16 +29,17 @@ func FuzzParseCreate(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	cfg := Config{MaxCPU: 16, MaxMemoryMB: 65536, DefaultCPU: 2, DefaultMemory: 512}
+	s := &Server{mgr: lifecycle.New(nil, nil, lifecycle.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler))}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := cfg.parseCreate(data)
+		req, err := s.parseCreate(data)
 		if err != nil {
 			if sbx.ErrorCode(err) != sbx.EInvalid || sbx.ErrorMessage(err) == "" {
 				t.Fatalf("rejection is not a 400 with a message: %v", err)
 			}
 			return
 		}
-		if !templatePattern.MatchString(req.TemplateID) {
+		var p sbx.Problems
+		if lifecycle.CheckTemplate(&p, "templateID", req.TemplateID); p.Err() != nil {
 			t.Fatalf("accepted template %q", req.TemplateID)
 		}
 		if req.Timeout < 0 || (req.Timeout > 0 && req.Timeout < time.Second) {
@@ -49,7 +52,7 @@ func FuzzParseCreate(f *testing.F) {
 		if r.MilliCPU < 1 || r.MilliCPU > 16000 || r.MemoryMB < 64 || r.MemoryMB > 65536 {
 			t.Fatalf("accepted resources %+v", r)
 		}
-		if g := r.GPU; g != nil && (g.Count < 1 || g.Count > maxGPUCount || (g.Fraction != 100 && (g.Count != 1 || g.Fraction%25 != 0 || g.Fraction < 25))) {
+		if g := r.GPU; g != nil && (g.Count < 1 || g.Count > 8 || (g.Fraction != 100 && (g.Count != 1 || g.Fraction%25 != 0 || g.Fraction < 25))) {
 			t.Fatalf("accepted gpu %+v", g)
 		}
 		for k := range req.Env {

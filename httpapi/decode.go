@@ -68,3 +68,6 @@ func decodeStrict(data []byte, v any) error {
 	e.Message = strings.Join(msgs, "; ")
 	return e
 }
+
+// problems collects field errors of a body.
+type problems = sbx.Problems

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"math"
 	"net/http"
 	"time"
 
@@ -52,12 +51,9 @@ func (s *Server) updateRuntime(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cfg, err := s.runtimeConfig(rt.Config, body)
+	rt, err := s.mgr.ConfigureRuntime(r.Context(), rt, lifecycle.RuntimeChange{TemplateID: body.TemplateID, CPU: body.CPU,
+		MemoryMB: body.MemoryMB, Timeout: body.Timeout, Ports: body.Ports, Env: body.Env, Labels: body.Labels})
 	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if rt, err = s.store.SetRuntimeConfig(r.Context(), rt.OrgID, rt.WorkspaceID, rt.ID, cfg, s.clock.Now()); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -80,15 +76,6 @@ func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 	if start.Once, err = once(r, body); err != nil {
 		s.error(w, r, err)
 		return
-	}
-	if start.Resources.MilliCPU == 0 {
-		start.Resources.MilliCPU = int64(math.Round(s.cfg.DefaultCPU * 1000))
-	}
-	if start.Resources.MemoryMB == 0 {
-		start.Resources.MemoryMB = s.cfg.DefaultMemory
-	}
-	if start.Resources.DiskMB == 0 {
-		start.Resources.DiskMB = s.cfg.DefaultDiskMB
 	}
 	if start.Timeout, err = seconds("requested_runtime_limit_seconds", body.RequestedRuntimeLimitSeconds, false, 0); err != nil {
 		s.error(w, r, err)
@@ -206,44 +193,3 @@ func (s *Server) runtimeBody(rt sbx.Runtime) apiv1.Runtime {
 }
 
 // runtimeConfig applies an update to a runtime's configuration, checking
-// every field it names.
-func (s *Server) runtimeConfig(c sbx.RuntimeConfig, body apiv1.UpdateRuntimeRequest) (sbx.RuntimeConfig, error) {
-	var p problems
-	cfg, maxTimeout := s.cfg, s.mgr.Config().MaxTimeout
-	if v := body.TemplateID; v != nil {
-		if !templatePattern.MatchString(*v) {
-			p.Add("template_id", "template_id %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", *v)
-		}
-		c.TemplateID = *v
-	}
-	if v := body.CPU; v != nil {
-		c.Resources.MilliCPU = cfg.milliCPU(&p, "cpu", *v)
-	}
-	if v := body.MemoryMB; v != nil {
-		cfg.memory(&p, "memory_mb", *v)
-		c.Resources.MemoryMB = *v
-	}
-	if v := body.Timeout; v != nil {
-		if *v < 1 || *v > int64(maxTimeout/time.Second) {
-			p.Add("timeout", "timeout must be between 1 and %d seconds", int64(maxTimeout/time.Second))
-		}
-		c.Timeout = time.Duration(*v) * time.Second
-	}
-	if v := body.Ports; v != nil {
-		for _, port := range *v {
-			if port < 1 || port > 65535 || port == apiv1.AgentPort {
-				p.Add("ports", "port %d must be between 1 and 65535 and not the agent's %d", port, apiv1.AgentPort)
-			}
-		}
-		c.Ports = *v
-	}
-	if v := body.Env; v != nil {
-		p.env("env", *v)
-		c.Env = *v
-	}
-	if v := body.Labels; v != nil {
-		p.metadata("labels", *v)
-		c.Labels = *v
-	}
-	return c, p.Err()
-}

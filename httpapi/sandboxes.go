@@ -17,7 +17,7 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	req, err := s.cfg.parseCreate(data)
+	req, err := s.parseCreate(data)
 	if err == nil {
 		req.Once, err = once(r, req)
 	}

@@ -28,6 +28,7 @@ type Config struct {
 	CreateTimeout   time.Duration // how long a provider may take to create
 	HibernateAfter  time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
 	RequireKYC      bool          // the KYC gate: creates need a verified org or user
+	Limits          Limits        // what one sandbox may ask for, and the defaults (asks.go)
 }
 
 // Manager drives sandboxes through their lifecycle.
@@ -65,6 +66,7 @@ func New(store *ledger.Store, providers []sbx.Provider, cfg Config, clock sbx.Cl
 	if cfg.CreateTimeout == 0 {
 		cfg.CreateTimeout = 5 * time.Minute
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	m := &Manager{
 		store: store, providers: map[string]sbx.Provider{}, missing: map[string]string{},
 		cfg: cfg, clock: clock, log: log,

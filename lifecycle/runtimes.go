@@ -24,7 +24,7 @@ const runtimeLabel = "sbx.runtime_id"
 
 // RuntimeStart is what a runtime's start gets beyond its configuration.
 type RuntimeStart struct {
-	Resources sbx.Resources // the configuration's, the server's defaults filled in
+	Resources sbx.Resources // the configuration's; the defaults fill what it leaves zero (StartResources)
 	SecretIDs []string      // secrets (the org's, or the caller's member's own) for the sandbox's env; they win over the configuration's
 	Timeout   time.Duration // requested_runtime_limit_seconds; 0: the configuration's
 	Once      *ledger.Once  // the client's idempotency key: a retry answers the runtime the first start made running
@@ -70,7 +70,7 @@ func (m *Manager) StartRuntime(ctx context.Context, c sbx.Caller, rt sbx.Runtime
 	}
 	sb, replayed, err := m.CreateOnce(ctx, c, CreateRequest{
 		TemplateID: rt.Config.TemplateID, Kind: sbx.KindRuntime, Timeout: timeout, WaitReady: true,
-		Env: env, Metadata: labels, Resources: start.Resources, RuntimeID: rt.ID, Once: start.Once,
+		Env: env, Metadata: labels, Resources: m.StartResources(start.Resources), RuntimeID: rt.ID, Once: start.Once,
 	})
 	unlock()
 	if replayed && err == nil {

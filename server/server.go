@@ -135,7 +135,8 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	mgr := lifecycle.New(store, providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout,
-		HibernateAfter: cfg.HibernateAfter, RequireKYC: !cfg.KYCOff}, cfg.Clock, log)
+		HibernateAfter: cfg.HibernateAfter, RequireKYC: !cfg.KYCOff,
+		Limits: lifecycle.Limits{DefaultDiskMB: cfg.Local.DiskMB, MaxDiskMB: cfg.Local.MaxDiskMB}}, cfg.Clock, log)
 	if missingLocal != "" {
 		mgr.MarkMissing(local.Name, missingLocal)
 	}
@@ -151,7 +152,6 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
-		DefaultDiskMB: cfg.Local.DiskMB, MaxDiskMB: cfg.Local.MaxDiskMB,
 		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 

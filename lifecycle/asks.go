@@ -1,0 +1,282 @@
+package lifecycle
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+)
+
+// What a caller asks for a sandbox, checked and completed here for every
+// surface: a create (Ask → Request), a runtime's configuration
+// (RuntimeChange → ConfigureRuntime) and a runtime's start (StartResources).
+// Each check adds its problems under the field name it is given, the
+// surface's own name for the field, so that one answer names every problem.
+
+// Limits bound what one sandbox may ask for, and fill in what it leaves out.
+type Limits struct {
+	MaxCPU          float64 // vCPU (16)
+	MaxMemoryMB     int64   // (65536)
+	MaxDiskMB       int64   // the largest writable layer (DefaultDiskMB)
+	DefaultCPU      float64 // (2)
+	DefaultMemoryMB int64   // (512)
+	DefaultDiskMB   int64   // the provider's cap (10240)
+}
+
+// withDefaults fills the limits left zero.
+func (l Limits) withDefaults() Limits {
+	if l.MaxCPU == 0 {
+		l.MaxCPU = 16
+	}
+	if l.MaxMemoryMB == 0 {
+		l.MaxMemoryMB = 65536
+	}
+	if l.DefaultCPU == 0 {
+		l.DefaultCPU = 2
+	}
+	if l.DefaultMemoryMB == 0 {
+		l.DefaultMemoryMB = 512
+	}
+	if l.DefaultDiskMB == 0 {
+		l.DefaultDiskMB = 10 << 10
+	}
+	l.MaxDiskMB = max(l.MaxDiskMB, l.DefaultDiskMB)
+	return l
+}
+
+// Limits are the manager's, defaults filled.
+func (m *Manager) Limits() Limits { return m.cfg.Limits }
+
+var (
+	templatePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	gpuTypePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
+
+// Bounds on what one create may hold.
+const (
+	maxMetadata     = 64
+	maxMetaKeyBytes = 128
+	maxMetaValBytes = 1024
+	maxGPUCount     = 8
+)
+
+// Ask is a create as a caller asks for it: unchecked, nil where left out.
+type Ask struct {
+	TemplateID       string
+	Kind             string
+	Timeout          *int64 // seconds
+	CPU              *float64
+	MemoryMB, DiskMB *int64
+	GPU              *sbx.GPURequest // a zero Count is 1, a zero Fraction 100
+	Env, Metadata    map[string]string
+	WaitReady        bool
+	AutoPause        bool
+}
+
+// Request checks a create and fills in what it leaves out; every problem
+// is reported, each under the field it concerns.
+func (m *Manager) Request(a Ask) (CreateRequest, error) {
+	var p sbx.Problems
+	l := m.cfg.Limits
+	req := CreateRequest{TemplateID: a.TemplateID, Kind: sbx.Kind(a.Kind), WaitReady: a.WaitReady, AutoPause: a.AutoPause,
+		Env: a.Env, Metadata: a.Metadata}
+	if a.TemplateID == "" {
+		p.Add("templateID", "templateID is required, for example \"base\"")
+	} else {
+		CheckTemplate(&p, "templateID", a.TemplateID)
+	}
+	if a.Timeout != nil {
+		if *a.Timeout < 1 {
+			p.Add("timeout", "timeout must be a positive number of seconds")
+		} else if *a.Timeout <= math.MaxInt64/int64(time.Second) {
+			req.Timeout = time.Duration(*a.Timeout) * time.Second
+		} else {
+			p.Add("timeout", "timeout is too large")
+		}
+	}
+	if a.Kind != "" && !req.Kind.Valid() {
+		p.Add("kind", "kind %q must be task, runtime or world", a.Kind)
+	}
+	CheckEnv(&p, "envVars", a.Env)
+	CheckMetadata(&p, "metadata", a.Metadata)
+	req.Resources.MilliCPU = l.MilliCPU(&p, "cpu", valueOr(a.CPU, l.DefaultCPU))
+	req.Resources.MemoryMB = l.Memory(&p, "memoryMB", valueOr(a.MemoryMB, l.DefaultMemoryMB))
+	req.Resources.DiskMB = l.Disk(&p, "diskMB", valueOr(a.DiskMB, l.DefaultDiskMB))
+	if a.GPU != nil {
+		gpu := checkGPU(&p, *a.GPU)
+		req.Resources.GPU = &gpu
+	}
+	return req, p.Err()
+}
+
+// StartResources is what a runtime's next sandbox is made with: its
+// configuration's resources, the defaults where it names none.
+func (m *Manager) StartResources(r sbx.Resources) sbx.Resources {
+	l := m.cfg.Limits
+	if r.MilliCPU == 0 {
+		r.MilliCPU = int64(math.Round(l.DefaultCPU * 1000))
+	}
+	if r.MemoryMB == 0 {
+		r.MemoryMB = l.DefaultMemoryMB
+	}
+	if r.DiskMB == 0 {
+		r.DiskMB = l.DefaultDiskMB
+	}
+	return r
+}
+
+// RuntimeChange is a change of a runtime's configuration as a caller asks
+// for it: the fields given replace the configuration's.
+type RuntimeChange struct {
+	TemplateID  *string
+	CPU         *float64
+	MemoryMB    *int64
+	Timeout     *int64 // seconds
+	Ports       *[]int
+	Env, Labels *map[string]string
+}
+
+// ConfigureRuntime checks a change of runtime rt's configuration (each
+// problem under the API's name for its field) and records it; a sandbox
+// already running keeps what it was made with.
+func (m *Manager) ConfigureRuntime(ctx context.Context, rt sbx.Runtime, ch RuntimeChange) (sbx.Runtime, error) {
+	var p sbx.Problems
+	c, l, maxTimeout := rt.Config, m.cfg.Limits, int64(m.cfg.MaxTimeout/time.Second)
+	if v := ch.TemplateID; v != nil {
+		CheckTemplate(&p, "template_id", *v)
+		c.TemplateID = *v
+	}
+	if v := ch.CPU; v != nil {
+		c.Resources.MilliCPU = l.MilliCPU(&p, "cpu", *v)
+	}
+	if v := ch.MemoryMB; v != nil {
+		c.Resources.MemoryMB = l.Memory(&p, "memory_mb", *v)
+	}
+	if v := ch.Timeout; v != nil {
+		if *v < 1 || *v > maxTimeout {
+			p.Add("timeout", "timeout must be between 1 and %d seconds", maxTimeout)
+		}
+		c.Timeout = time.Duration(*v) * time.Second
+	}
+	if v := ch.Ports; v != nil {
+		CheckPorts(&p, "ports", *v)
+		c.Ports = *v
+	}
+	if v := ch.Env; v != nil {
+		CheckEnv(&p, "env", *v)
+		c.Env = *v
+	}
+	if v := ch.Labels; v != nil {
+		CheckMetadata(&p, "labels", *v)
+		c.Labels = *v
+	}
+	if err := p.Err(); err != nil {
+		return rt, err
+	}
+	return m.store.SetRuntimeConfig(ctx, rt.OrgID, rt.WorkspaceID, rt.ID, c, m.clock.Now())
+}
+
+// CheckTemplate checks a template's name given in field.
+func CheckTemplate(p *sbx.Problems, field, name string) {
+	if !templatePattern.MatchString(name) {
+		p.Add(field, "%s %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", field, name)
+	}
+}
+
+// CheckEnv checks environment variables given in field (sbx.EnvFaults).
+func CheckEnv(p *sbx.Problems, field string, env map[string]string) {
+	for _, f := range sbx.EnvFaults(env) {
+		if f.Name == "" {
+			p.Add(field, "%s %s", field, f.Problem)
+		} else {
+			p.Add(field+"."+f.Name, "%s", f.Problem)
+		}
+	}
+}
+
+// CheckMetadata checks metadata (or a runtime's labels) given in field.
+func CheckMetadata(p *sbx.Problems, field string, m map[string]string) {
+	if len(m) > maxMetadata {
+		p.Add(field, "%s may hold at most %d keys", field, maxMetadata)
+	}
+	for k, v := range m {
+		switch {
+		case k == "" || len(k) > maxMetaKeyBytes || strings.ContainsAny(k, "=\x00"):
+			p.Add(field, "%s key %q must be 1-%d bytes without '='", field, k, maxMetaKeyBytes)
+		case strings.HasPrefix(k, "sbx."):
+			p.Add(field+"."+k, "%s key %q: the prefix sbx. is sbx's own (a runtime's sandboxes carry sbx.runtime_id)", field, k)
+		case len(v) > maxMetaValBytes || strings.ContainsRune(v, 0):
+			p.Add(field+"."+k, "%s value for %q must be at most %d bytes", field, k, maxMetaValBytes)
+		}
+	}
+}
+
+// CheckPorts checks ports a client would reach, given in field.
+func CheckPorts(p *sbx.Problems, field string, ports []int) {
+	for _, port := range ports {
+		if port < 1 || port > 65535 || port == apiv1.AgentPort {
+			p.Add(field, "port %d must be between 1 and 65535 and not the agent's %d", port, apiv1.AgentPort)
+		}
+	}
+}
+
+// MilliCPU checks a vCPU count given in field and answers it in thousandths.
+func (l Limits) MilliCPU(p *sbx.Problems, field string, cpu float64) int64 {
+	if !(cpu >= 0.001 && cpu <= l.MaxCPU) || math.IsNaN(cpu) {
+		p.Add(field, "%s must be between 0.001 and %g vCPU", field, l.MaxCPU)
+	}
+	return int64(math.Round(cpu * 1000))
+}
+
+// Memory checks a memory size in MiB given in field.
+func (l Limits) Memory(p *sbx.Problems, field string, mb int64) int64 {
+	if mb < 64 || mb > l.MaxMemoryMB {
+		p.Add(field, "%s must be between 64 and %d", field, l.MaxMemoryMB)
+	}
+	return mb
+}
+
+// Disk checks a writable layer's cap in MiB given in field.
+func (l Limits) Disk(p *sbx.Problems, field string, mb int64) int64 {
+	if mb < 1 || mb > l.MaxDiskMB {
+		p.Add(field, "%s must be between 1 and %d (MiB of the sandbox's writable layer)", field, l.MaxDiskMB)
+	}
+	return mb
+}
+
+// checkGPU checks a GPU request and fills its count and fraction.
+func checkGPU(p *sbx.Problems, g sbx.GPURequest) sbx.GPURequest {
+	if g.Count == 0 {
+		g.Count = 1
+	}
+	if g.Fraction == 0 {
+		g.Fraction = 100
+	}
+	if !gpuTypePattern.MatchString(g.Type) {
+		p.Add("gpu.type", "gpu.type is required, for example \"h100\"")
+	}
+	if g.Count < 1 || g.Count > maxGPUCount {
+		p.Add("gpu.count", "gpu.count must be between 1 and %d", maxGPUCount)
+	}
+	switch g.Fraction {
+	case 25, 50, 75:
+		if g.Count != 1 {
+			p.Add("gpu.fraction", "gpu.fraction below 100 needs gpu.count 1")
+		}
+	case 100:
+	default:
+		p.Add("gpu.fraction", "gpu.fraction must be 25, 50, 75 or 100")
+	}
+	return g
+}
+
+func valueOr[T any](v *T, otherwise T) T {
+	if v != nil {
+		return *v
+	}
+	return otherwise
+}
