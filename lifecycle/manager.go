@@ -33,7 +33,7 @@ type Config struct {
 
 // Manager drives sandboxes through their lifecycle.
 type Manager struct {
-	store     *ledger.Store
+	store     Store
 	providers map[string]sbx.Provider
 	missing   map[string]string // providers known by name but not available, and why
 	cfg       Config
@@ -53,7 +53,7 @@ type Manager struct {
 }
 
 // New returns a Manager over store with the given providers.
-func New(store *ledger.Store, providers []sbx.Provider, cfg Config, clock sbx.Clock, log *slog.Logger) *Manager {
+func New(store Store, providers []sbx.Provider, cfg Config, clock sbx.Clock, log *slog.Logger) *Manager {
 	if cfg.DefaultTimeout == 0 {
 		cfg.DefaultTimeout = time.Hour
 	}

@@ -1,0 +1,64 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/capability"
+	"github.com/sbxdev/sbx/pricing"
+)
+
+// Store is what lifecycle reads and writes of the ledger, by what it serves;
+// *ledger.Store satisfies it.
+type Store interface {
+	sandboxStore
+	runtimeStore
+	billingStore
+	planStore
+	capability.Store // a runtime's start resolves and materializes its capabilities
+}
+
+// sandboxStore: sandboxes: their rows, timelines and the lists the loops work through.
+type sandboxStore interface {
+	InsertSandboxOnce(ctx context.Context, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error
+	UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandbox) ([]sbx.Event, error)) (sbx.Sandbox, error)
+	GetSandbox(ctx context.Context, orgID, ref string) (sbx.Sandbox, error)
+	ListSandboxes(ctx context.Context, f sbx.SandboxFilter) ([]sbx.Sandbox, string, error)
+	AddEvents(ctx context.Context, sandboxID string, events ...sbx.Event) error
+	Events(ctx context.Context, sandboxID string) ([]sbx.Event, error)
+	Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, error)
+	NextExpiry(ctx context.Context) (time.Time, error)
+	IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error)
+	OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandbox, error)
+	SandboxesInWorkspace(ctx context.Context, workspaceID string, states ...sbx.State) ([]sbx.Sandbox, error)
+	ProviderUse(ctx context.Context, provider string) (sbx.PlanUse, error)
+	FindOnce(ctx context.Context, o sbx.Once, now time.Time) (sandboxID, hash string, err error)
+	UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*sbx.Usage, error)
+}
+
+// runtimeStore: runtimes: their record, their current sandbox and what a start puts in its env.
+type runtimeStore interface {
+	GetRuntime(ctx context.Context, orgID, workspaceID, id string) (sbx.Runtime, error)
+	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error
+	SetRuntimeConfig(ctx context.Context, orgID, workspaceID, id string, cfg sbx.RuntimeConfig, now time.Time) (sbx.Runtime, error)
+	SecretEnv(ctx context.Context, orgID, userID string, ids []string) (map[string]string, error)
+}
+
+// billingStore: the meter: what is billable, settling it, and orgs out of credits.
+type billingStore interface {
+	Billable(ctx context.Context) ([]string, error)
+	Settle(ctx context.Context, id string, now time.Time, table pricing.Table) (sbx.Settlement, error)
+	Unfunded(ctx context.Context) ([]string, error)
+	Balance(ctx context.Context, orgID string) (int64, error)
+	Rates(ctx context.Context) (pricing.Table, error)
+}
+
+// planStore: members and plans, for the member limit.
+type planStore interface {
+	AddMember(ctx context.Context, orgID, workspaceID, email, name string, role sbx.Role, now time.Time) (sbx.Member, sbx.MemberCount, error)
+	RemoveMember(ctx context.Context, orgID, workspaceID, ref string) (sbx.Member, sbx.MemberCount, error)
+	MemberCounts(ctx context.Context, orgID string) (map[string]sbx.MemberCount, error)
+	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)
+	SetPlan(ctx context.Context, ref string, p sbx.Plan) (sbx.Org, error)
+}
