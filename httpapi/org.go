@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"sort"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
@@ -62,32 +61,15 @@ func (s *Server) orgUsage(w http.ResponseWriter, r *http.Request) {
 }
 
 // projectUsage is the caller's usage per visible project, by project name,
-// and its total.
+// and its total (package observability decides what it reaches).
 func (s *Server) projectUsage(r *http.Request, c sbx.Caller) ([]apiv1.ProjectUsage, apiv1.Usage, error) {
-	us, err := s.mgr.Usage(r.Context(), c)
+	projects, total, err := s.observability.Usage(r.Context(), c)
 	if err != nil {
 		return nil, apiv1.Usage{}, err
 	}
-	projects, err := s.store.Projects(r.Context(), c.Org.ID)
-	if err != nil {
-		return nil, apiv1.Usage{}, err
-	}
-	out, roles := []apiv1.ProjectUsage{}, map[string]sbx.Role{} // the caller's role per workspace
+	out := []apiv1.ProjectUsage{}
 	for _, p := range projects {
-		if !c.OrgWide() && p.ID != c.Key.ProjectID {
-			continue
-		}
-		if _, known := roles[p.WorkspaceID]; !known {
-			if roles[p.WorkspaceID], err = s.policy.WorkspaceRole(r.Context(), c, p.WorkspaceID); err != nil {
-				return nil, apiv1.Usage{}, err
-			}
-		}
-		if roles[p.WorkspaceID] == "" {
-			continue // a member's key: not a member there
-		}
-		out = append(out, apiv1.ProjectUsage{Project: apiv1.Named{ID: p.ID, Name: p.Name}, Usage: s.usage(us[p.ID])})
+		out = append(out, apiv1.ProjectUsage{Project: apiv1.Named{ID: p.Project.ID, Name: p.Project.Name}, Usage: s.usage(&p.Usage)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Project.Name < out[j].Project.Name })
-	t := sbx.TotalUsage(us)
-	return out, s.usage(&t), nil
+	return out, s.usage(&total), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/observability"
 	"github.com/sbxdev/sbx/secrets"
 	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/tenancy"
@@ -24,17 +25,11 @@ import (
 
 // Config is what the API needs to know about where it is served.
 type Config struct {
-	PublicURL     string  // how clients reach this server, e.g. http://127.0.0.1:7070
-	Domain        string  // preview and runtime domain, e.g. sbx.localhost
-	MaxCPU        float64 // the most vCPU one sandbox may ask for
-	MaxMemoryMB   int64   // the most memory one sandbox may ask for
-	HostCPUs      int     // for quota checks; 0: this host's
-	HostMemoryMB  int64   // for quota checks; 0: unknown
-	DefaultCPU    float64
-	DefaultMemory int64
-	DefaultDiskMB int64                // the cap of a sandbox's writable layer when a create names none (the local provider's)
-	MaxDiskMB     int64                // the most disk one sandbox may ask for; default DefaultDiskMB
-	Engines       []apiv1.EngineStatus // isolation engines found at start
+	PublicURL    string               // how clients reach this server, e.g. http://127.0.0.1:7070
+	Domain       string               // preview and runtime domain, e.g. sbx.localhost
+	HostCPUs     int                  // for quota checks; 0: this host's
+	HostMemoryMB int64                // for quota checks; 0: unknown
+	Engines      []apiv1.EngineStatus // isolation engines found at start
 	// KYCWebhookSecret signs the KYC webhook's requests; empty: the webhook is off (503).
 	KYCWebhookSecret string
 }
@@ -50,38 +45,30 @@ type Server struct {
 	mux    *http.ServeMux
 
 	tenancy *tenancy.Service // orgs, workspaces, projects, members and keys
-	billing billing.Service  // an org's wallet, prices and top-ups
 
-	secrets  *secrets.Service  // an org's secrets
-	sessions *sessions.Service // a workspace's agent sessions
+	secrets       *secrets.Service      // an org's secrets
+	sessions      *sessions.Service     // a workspace's agent sessions
+	billing       billing.Service       // an org's wallet, prices and top-ups
+	observability observability.Service // the observability summary and usage
 }
 
 // New returns the API handler.
 func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *slog.Logger) *Server {
-	if cfg.MaxCPU == 0 {
-		cfg.MaxCPU = 16
-	}
-	if cfg.MaxMemoryMB == 0 {
-		cfg.MaxMemoryMB = 65536
-	}
-	if cfg.DefaultCPU == 0 {
-		cfg.DefaultCPU = 2
-	}
-	if cfg.DefaultMemory == 0 {
-		cfg.DefaultMemory = 512
-	}
 	if cfg.HostCPUs == 0 {
 		cfg.HostCPUs = runtime.NumCPU()
 	}
-	if cfg.DefaultDiskMB == 0 {
-		cfg.DefaultDiskMB = 10 << 10
-	}
-	cfg.MaxDiskMB = max(cfg.MaxDiskMB, cfg.DefaultDiskMB)
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
+	s.tenancy = tenancy.New(store, s.policy, clock, mgr)
 	s.secrets = secrets.New(store, s.policy, clock)
 	s.sessions = sessions.New(store, s.policy, clock)
-	s.tenancy = tenancy.New(store, s.policy, clock, mgr)
 	s.billing = billing.Service{Store: store, Clock: clock}
+	s.observability = observability.Service{Store: store, Sandboxes: mgr, Policy: s.policy,
+		Host: observability.Host{CPUs: cfg.HostCPUs, MemoryMB: cfg.HostMemoryMB}, Clock: clock, Log: log}
+	if mgr != nil { // the route table's tests build a Server without one
+		l := mgr.Limits()
+		s.observability.Limits = observability.Limits{MaxTimeout: mgr.Config().MaxTimeout,
+			MaxCPU: l.MaxCPU, MaxMemoryMB: l.MaxMemoryMB, MaxDiskMB: l.MaxDiskMB, DefaultDiskMB: l.DefaultDiskMB}
+	}
 	ops := operations()
 	for _, r := range s.routes() {
 		h := s.checkInput(ops[r.Method+" "+r.Pattern], r.handler)

@@ -7,6 +7,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/capability"
+	"github.com/sbxdev/sbx/observability"
 	"github.com/sbxdev/sbx/secrets"
 	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/tenancy"
@@ -18,8 +19,8 @@ import (
 type Store interface {
 	tenancy.Store // what the tenancy service reads and writes
 	tenancyStore
-	billing.Store // what the wallet reads and writes
-	creditsStore
+	billing.Store       // what the wallet reads and writes
+	observability.Store // what the summary reads
 	runtimesStore
 	secrets.Store    // what the secrets service reads and writes
 	sessions.Store   // what the sessions service reads and writes
@@ -31,11 +32,6 @@ type tenancyStore interface {
 	GetOrg(ctx context.Context, ref string) (sbx.Org, error)
 	Projects(ctx context.Context, orgID string) ([]sbx.Project, error)
 	MemberCounts(ctx context.Context, orgID string) (map[string]sbx.MemberCount, error)
-}
-
-// creditsStore: what the summary reads of plans in use.
-type creditsStore interface {
-	PlanUse(ctx context.Context, orgID string) (sbx.PlanUse, error)
 }
 
 // runtimesStore: runtimes, their sandboxes and their capabilities.
