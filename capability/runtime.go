@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/authz"
 )
 
 // What the API does with capabilities, over the ledger: uploads to an org's
@@ -26,10 +27,53 @@ type Store interface {
 	RuntimeCapabilityBindings(ctx context.Context, orgID, runtimeID string) ([]sbx.CapabilityBinding, error)
 	GetCapabilityBinding(ctx context.Context, orgID, runtimeID, id string) (sbx.CapabilityBinding, error)
 	UpdateCapabilityBinding(ctx context.Context, b sbx.CapabilityBinding, now time.Time) (sbx.CapabilityBinding, error)
+	CapabilityBundles(ctx context.Context, orgID string, p sbx.Page) ([]sbx.CapabilityBundle, string, error)
+	DeleteCapabilityBundle(ctx context.Context, orgID, name, version string) (sbx.CapabilityBundle, error)
+	CapabilityBindings(ctx context.Context, orgID, runtimeID string, p sbx.Page) ([]sbx.CapabilityBinding, string, error)
+	DeleteCapabilityBinding(ctx context.Context, orgID, runtimeID, id string) (sbx.CapabilityBinding, error)
 }
 
-// Upload checks a tar.gz bundle and puts it in an org's inventory.
-func Upload(ctx context.Context, store Store, orgID string, archive []byte, now time.Time) (sbx.CapabilityBundle, error) {
+// An org's inventory is everyone's in the org to read; its owners and
+// admins change it (authz). A runtime's bindings are for whoever reaches
+// the runtime, which the caller has found for them.
+
+// MayChangeInventory refuses c changing its org's inventory (what names
+// the change) unless it is an owner or an admin: asked before an upload's
+// body is read, and again by Upload.
+func MayChangeInventory(c sbx.Caller, what string) error {
+	return authz.Need(c, sbx.RoleAdmin, what)
+}
+
+// Inventory is a page of c's org's inventory, oldest upload first.
+func Inventory(ctx context.Context, store Store, c sbx.Caller, p sbx.Page) ([]sbx.CapabilityBundle, string, error) {
+	return store.CapabilityBundles(ctx, c.Org.ID, p)
+}
+
+// Remove takes a version out of c's org's inventory; a version a binding
+// uses is a conflict naming it.
+func Remove(ctx context.Context, store Store, c sbx.Caller, name, version string) (sbx.CapabilityBundle, error) {
+	if err := MayChangeInventory(c, "removing a capability from the inventory"); err != nil {
+		return sbx.CapabilityBundle{}, err
+	}
+	return store.DeleteCapabilityBundle(ctx, c.Org.ID, name, version)
+}
+
+// Bindings is a page of runtime rt's bindings.
+func Bindings(ctx context.Context, store Store, rt sbx.Runtime, p sbx.Page) ([]sbx.CapabilityBinding, string, error) {
+	return store.CapabilityBindings(ctx, rt.OrgID, rt.ID, p)
+}
+
+// Uninstall removes binding id from runtime rt.
+func Uninstall(ctx context.Context, store Store, rt sbx.Runtime, id string) (sbx.CapabilityBinding, error) {
+	return store.DeleteCapabilityBinding(ctx, rt.OrgID, rt.ID, id)
+}
+
+// Upload checks a tar.gz bundle and puts it in c's org's inventory.
+func Upload(ctx context.Context, store Store, c sbx.Caller, archive []byte, now time.Time) (sbx.CapabilityBundle, error) {
+	if err := MayChangeInventory(c, "uploading a capability"); err != nil {
+		return sbx.CapabilityBundle{}, err
+	}
+	orgID := c.Org.ID
 	b, err := LoadArchive(archive)
 	if err != nil {
 		return sbx.CapabilityBundle{}, err

@@ -41,14 +41,14 @@ func TestInstallAndResolve(t *testing.T) {
 	rt, _ := store.Runtime(ctx, p.ID)
 
 	for _, v := range []string{"1.2.3", "1.10.0", "2.0.0-beta.1"} {
-		b, err := capability.Upload(ctx, store, org.ID, demoArchive(t, v), t0)
+		b, err := capability.Upload(ctx, store, sbx.Caller{Org: org, Role: sbx.RoleOwner}, demoArchive(t, v), t0)
 		if err != nil || b.Name != "demo" || b.Version != v || len(b.SHA256) != 64 || b.Description != "A demo capability." {
 			t.Fatalf("upload %s: %+v %v", v, b, err)
 		}
 	}
-	_, err = capability.Upload(ctx, store, org.ID, []byte("not gzip"), t0)
+	_, err = capability.Upload(ctx, store, sbx.Caller{Org: org, Role: sbx.RoleOwner}, []byte("not gzip"), t0)
 	wantErr(t, err, sbx.EInvalid, "the archive is not gzip-compressed")
-	_, err = capability.Upload(ctx, store, org.ID, demoArchive(t, "1.2.3"), t0)
+	_, err = capability.Upload(ctx, store, sbx.Caller{Org: org, Role: sbx.RoleOwner}, demoArchive(t, "1.2.3"), t0)
 	wantErr(t, err, sbx.EConflict, "capability demo 1.2.3 is already in the org's inventory")
 
 	source, m, err := capability.Find(ctx, store, org.ID, "demo", "", "")

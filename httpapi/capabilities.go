@@ -8,7 +8,6 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/capability"
 )
 
@@ -37,7 +36,7 @@ func (s *Server) capabilityInventory(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, next, err := s.store.CapabilityBundles(r.Context(), caller(r).Org.ID, p)
+	list, next, err := capability.Inventory(r.Context(), s.store, caller(r), p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -62,7 +61,7 @@ func (s *Server) uploadCapability(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := caller(r)
-	err := authz.Need(c, sbx.RoleAdmin, "uploading a capability")
+	err := capability.MayChangeInventory(c, "uploading a capability")
 	if err == nil {
 		err = gzipBody(r)
 	}
@@ -79,7 +78,7 @@ func (s *Server) uploadCapability(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	b, err := capability.Upload(r.Context(), s.store, c.Org.ID, data, s.clock.Now())
+	b, err := capability.Upload(r.Context(), s.store, c, data, s.clock.Now())
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -100,13 +99,7 @@ func (s *Server) deleteCapability(w http.ResponseWriter, r *http.Request) {
 	if !s.inOrg(w, r) {
 		return
 	}
-	c := caller(r)
-	err := authz.Need(c, sbx.RoleAdmin, "removing a capability from the inventory")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	b, err := s.store.DeleteCapabilityBundle(r.Context(), c.Org.ID, r.PathValue("name"), r.PathValue("version"))
+	b, err := capability.Remove(r.Context(), s.store, caller(r), r.PathValue("name"), r.PathValue("version"))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -21,7 +21,7 @@ func (s *Server) listRuntimeCapabilities(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		return
 	}
-	list, next, err := s.store.CapabilityBindings(r.Context(), rt.OrgID, rt.ID, p)
+	list, next, err := capability.Bindings(r.Context(), s.store, rt, p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -79,7 +79,7 @@ func (s *Server) uninstallCapability(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := s.store.DeleteCapabilityBinding(r.Context(), rt.OrgID, rt.ID, r.PathValue("binding_id"))
+	b, err := capability.Uninstall(r.Context(), s.store, rt, r.PathValue("binding_id"))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -7,7 +7,6 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
-	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/lifecycle"
 )
 
@@ -26,7 +25,7 @@ func (s *Server) listRuntimes(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, next, err := s.store.Runtimes(r.Context(), ws.OrgID, ws.ID, caller(r).Key.ProjectID, p)
+	list, next, err := s.mgr.Runtimes(r.Context(), caller(r), ws, p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -142,22 +141,12 @@ func (s *Server) runtime(w http.ResponseWriter, r *http.Request, what string) (s
 	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, what); !ok {
 		return sbx.Runtime{}, false
 	}
-	rt, err := s.reachableRuntime(r.Context(), caller(r), ws, r.PathValue("runtime_id"))
+	rt, err := s.mgr.Runtime(r.Context(), caller(r), ws, r.PathValue("runtime_id"))
 	if err != nil {
 		s.error(w, r, err)
 		return rt, false
 	}
 	return rt, true
-}
-
-// reachableRuntime finds runtime id of workspace ws for caller c: a
-// project-scoped key reaches only its project's (authz.ReachRuntime).
-func (s *Server) reachableRuntime(ctx context.Context, c sbx.Caller, ws sbx.Workspace, id string) (sbx.Runtime, error) {
-	rt, err := s.store.GetRuntime(ctx, ws.OrgID, ws.ID, id)
-	if err == nil {
-		err = authz.ReachRuntime(c, rt)
-	}
-	return rt, err
 }
 
 // renderRuntime answers a runtime with its current sandbox and that
@@ -167,11 +156,7 @@ func (s *Server) renderRuntime(w http.ResponseWriter, r *http.Request, status in
 		writeJSON(w, status, s.runtimeBody(rt))
 		return
 	}
-	sb, err := s.store.GetSandbox(r.Context(), rt.OrgID, rt.SandboxID)
-	var timeline []sbx.Event
-	if err == nil {
-		timeline, err = s.mgr.Timeline(r.Context(), sb)
-	}
+	sb, timeline, err := s.mgr.RuntimeSandbox(r.Context(), rt)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -191,5 +176,3 @@ func (s *Server) runtimeBody(rt sbx.Runtime) apiv1.Runtime {
 		SandboxID: rt.ProviderSandboxID, CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
 	}
 }
-
-// runtimeConfig applies an update to a runtime's configuration, checking

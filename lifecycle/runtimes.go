@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/capability"
 	"github.com/sbxdev/sbx/ledger"
 )
@@ -174,4 +175,31 @@ func (m *Manager) lockRuntime(ctx context.Context, rt sbx.Runtime) (func(), erro
 		return nil, sbx.Errorf(sbx.ETimeout, "runtime %s is busy with another operation", rt.ID)
 	}
 	return func() { m.locks.Unlock(key) }, nil
+}
+
+// Runtimes lists a page of workspace ws's runtimes that c reaches (a
+// project's key: its project's).
+func (m *Manager) Runtimes(ctx context.Context, c sbx.Caller, ws sbx.Workspace, p sbx.Page) ([]sbx.Runtime, string, error) {
+	return m.store.Runtimes(ctx, ws.OrgID, ws.ID, c.Key.ProjectID, p)
+}
+
+// Runtime finds runtime id of workspace ws for c (authz.ReachRuntime: a
+// project's key reaches only its project's).
+func (m *Manager) Runtime(ctx context.Context, c sbx.Caller, ws sbx.Workspace, id string) (sbx.Runtime, error) {
+	rt, err := m.store.GetRuntime(ctx, ws.OrgID, ws.ID, id)
+	if err == nil {
+		err = authz.ReachRuntime(c, rt)
+	}
+	return rt, err
+}
+
+// RuntimeSandbox is runtime rt's current sandbox, with its timeline (where
+// its capabilities' materialization is told).
+func (m *Manager) RuntimeSandbox(ctx context.Context, rt sbx.Runtime) (sbx.Sandbox, []sbx.Event, error) {
+	sb, err := m.store.GetSandbox(ctx, rt.OrgID, rt.SandboxID)
+	if err != nil {
+		return sb, nil, err
+	}
+	timeline, err := m.store.Events(ctx, sb.ID)
+	return sb, timeline, err
 }

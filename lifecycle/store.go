@@ -40,6 +40,7 @@ type sandboxStore interface {
 // runtimeStore: runtimes: their record, their current sandbox and what a start puts in its env.
 type runtimeStore interface {
 	GetRuntime(ctx context.Context, orgID, workspaceID, id string) (sbx.Runtime, error)
+	Runtimes(ctx context.Context, orgID, workspaceID, projectID string, p sbx.Page) ([]sbx.Runtime, string, error)
 	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error
 	SetRuntimeConfig(ctx context.Context, orgID, workspaceID, id string, cfg sbx.RuntimeConfig, now time.Time) (sbx.Runtime, error)
 	SecretEnv(ctx context.Context, orgID, userID string, ids []string) (map[string]string, error)
