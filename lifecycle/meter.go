@@ -70,21 +70,28 @@ func (m *Manager) PauseUnfunded(ctx context.Context) {
 // pricesTTL is how long Running uses the prices it read.
 const pricesTTL = time.Second
 
+// pricesReadTimeout bounds the read of the prices a render waits on.
+const pricesReadTimeout = 2 * time.Second
+
 // Running is what sb has accrued since its last settlement, at the
 // manager's now and the prices of at most pricesTTL ago: its running
 // credits, in micro-credits.
 func (m *Manager) Running(sb sbx.Sandbox) int64 {
+	now := m.clock.Now()
 	m.pricesMu.Lock()
-	if m.prices == nil || time.Since(m.pricesAt) > pricesTTL {
-		if table, err := m.store.Rates(context.Background()); err == nil {
-			m.prices, m.pricesAt = table, time.Now()
+	if m.prices == nil || now.Sub(m.pricesAt) > pricesTTL {
+		// A bounded read: a renderer waits on it, under the lock.
+		ctx, cancel := context.WithTimeout(context.Background(), pricesReadTimeout)
+		if table, err := m.store.Rates(ctx); err == nil {
+			m.prices, m.pricesAt = table, now
 		} else if m.prices == nil {
 			m.prices = pricing.Default()
 		}
+		cancel()
 	}
 	table := m.prices
 	m.pricesMu.Unlock()
-	return ledger.Accrued(table, sb, m.clock.Now())
+	return ledger.Accrued(table, sb, now)
 }
 
 // checkFunded refuses work that would spend credits an org does not have.
