@@ -65,10 +65,6 @@ func renderSpending(sp billing.Spending) apiv1.Spending {
 	return out
 }
 
-// parseCredits reads the credits field of a body: a positive decimal
-// string, in micro-credits (billing.ParseCredits).
-func parseCredits(v string) (int64, error) { return billing.ParseCredits(v) }
-
 func resources(r billing.Resources) apiv1.Resources {
 	return apiv1.Resources{CPU: credits(r.CPU), Memory: credits(r.Memory), GPU: credits(r.GPU), PausedStorage: credits(r.Storage)}
 }
