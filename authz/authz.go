@@ -28,6 +28,15 @@ type Store interface {
 // Policy answers authorization questions over a Store.
 type Policy struct{ Store Store }
 
+// Operator refuses what (an action of the operator of this sbx) unless c's
+// key is the operator's.
+func Operator(c sbx.Caller, what string) error {
+	if c.Key.Operator {
+		return nil
+	}
+	return sbx.Errorf(sbx.EForbidden, "%s is the operator's: it needs the operator's key (the admin key `sbx serve` made at first start)", what)
+}
+
 // Need refuses what needs at least role min in the org (what names it).
 func Need(c sbx.Caller, min sbx.Role, what string) error {
 	if c.Role.AtLeast(min) {

@@ -109,15 +109,6 @@ func readWallet(c sbx.Caller, ref string) error {
 	return authz.Need(c, sbx.RoleAdmin, "reading the org's credits")
 }
 
-// operator refuses every caller but the operator's key; what names the
-// operation.
-func operator(c sbx.Caller, what string) error {
-	if c.Key.Operator {
-		return nil
-	}
-	return sbx.Errorf(sbx.EForbidden, "%s is the operator's: it needs the operator's key (the admin key `sbx serve` made at first start)", what)
-}
-
 // Wallet is the balance and the newest limit settlements (0: the default)
 // of the caller's org, ref (its ID or name); for its owners and admins.
 func (s Service) Wallet(ctx context.Context, c sbx.Caller, ref string, limit int) (Wallet, error) {
@@ -224,7 +215,7 @@ func (s Service) Rates(ctx context.Context, c sbx.Caller) (pricing.Table, error)
 // AddRate sets a price from its effective time on (not in the past: time
 // already settled keeps its prices); the operator's.
 func (s Service) AddRate(ctx context.Context, c sbx.Caller, n NewRate) (pricing.Rate, error) {
-	if err := operator(c, "setting a rate"); err != nil {
+	if err := authz.Operator(c, "setting a rate"); err != nil {
 		return pricing.Rate{}, err
 	}
 	nanos, err := pricing.ParseNanos(n.CreditsPerSecond)
@@ -245,7 +236,7 @@ func (s Service) AddRate(ctx context.Context, c sbx.Caller, n NewRate) (pricing.
 // TopUp adds credits (a positive decimal string) to the org ref (any org:
 // its ID or name), with a note; the operator's.
 func (s Service) TopUp(ctx context.Context, c sbx.Caller, ref, credits, note string) (Balance, error) {
-	if err := operator(c, "topping up an org's credits"); err != nil {
+	if err := authz.Operator(c, "topping up an org's credits"); err != nil {
 		return Balance{}, err
 	}
 	micros, err := ParseCredits(credits)

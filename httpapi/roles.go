@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/authz"
 )
 
 // Authorization is package authz's policy, which the services ask (and
@@ -13,9 +13,9 @@ import (
 
 // operator answers a 403 unless the caller's key is the operator's.
 func (s *Server) operator(w http.ResponseWriter, r *http.Request) bool {
-	if caller(r).Key.Operator {
-		return true
+	if err := authz.Operator(caller(r), r.Method+" "+r.URL.Path); err != nil {
+		s.error(w, r, err)
+		return false
 	}
-	s.error(w, r, sbx.Errorf(sbx.EForbidden, "%s %s is the operator's: it needs the operator's key (the admin key `sbx serve` made at first start)", r.Method, r.URL.Path))
-	return false
+	return true
 }

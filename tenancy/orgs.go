@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/pricing"
 )
 
@@ -70,7 +71,7 @@ type OrgSpec struct {
 
 // Orgs lists the orgs, for the operator.
 func (s *Service) Orgs(ctx context.Context, c sbx.Caller, p sbx.Page) ([]sbx.Org, string, error) {
-	if err := operator(c, "listing orgs"); err != nil {
+	if err := authz.Operator(c, "listing orgs"); err != nil {
 		return nil, "", err
 	}
 	return s.store.Orgs(ctx, p)
@@ -79,7 +80,7 @@ func (s *Service) Orgs(ctx context.Context, c sbx.Caller, p sbx.Page) ([]sbx.Org
 // CreateOrg makes an org for the operator, with its default workspace and
 // project and an org-wide key named "owner", whose secret it answers once.
 func (s *Service) CreateOrg(ctx context.Context, c sbx.Caller, spec OrgSpec) (sbx.CreatedOrg, error) {
-	if err := operator(c, "creating an org"); err != nil {
+	if err := authz.Operator(c, "creating an org"); err != nil {
 		return sbx.CreatedOrg{}, err
 	}
 	n := sbx.NewOrg{Name: spec.Name, KYCStatus: spec.KYCStatus, Key: sbx.APIKey{Name: "owner"}}
@@ -109,7 +110,7 @@ type PlanChange struct {
 // SetPlan replaces the plan of org (ID or name), for the operator, and
 // applies its member limit to the org's workspaces at once.
 func (s *Service) SetPlan(ctx context.Context, c sbx.Caller, org string, l PlanLimits) (PlanChange, error) {
-	if err := operator(c, "changing an org's plan"); err != nil {
+	if err := authz.Operator(c, "changing an org's plan"); err != nil {
 		return PlanChange{}, err
 	}
 	plan, err := l.plan("")
@@ -132,7 +133,7 @@ func checkStatus(status sbx.KYCStatus) error {
 // is through verification; the operator's word stands whenever it was
 // decided.
 func (s *Service) SetOrgVerification(ctx context.Context, c sbx.Caller, org string, status sbx.KYCStatus) (sbx.Org, error) {
-	if err := operator(c, "verifying an org"); err != nil {
+	if err := authz.Operator(c, "verifying an org"); err != nil {
 		return sbx.Org{}, err
 	}
 	if err := checkStatus(status); err != nil {
@@ -145,7 +146,7 @@ func (s *Service) SetOrgVerification(ctx context.Context, c sbx.Caller, org stri
 // SetUserVerification records, for the operator, how far user (ID or
 // email) is through verification.
 func (s *Service) SetUserVerification(ctx context.Context, c sbx.Caller, user string, status sbx.KYCStatus) (sbx.User, error) {
-	if err := operator(c, "verifying a user"); err != nil {
+	if err := authz.Operator(c, "verifying a user"); err != nil {
 		return sbx.User{}, err
 	}
 	if err := checkStatus(status); err != nil {

@@ -73,14 +73,6 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (sbx.Caller, 
 	return s.store.Authenticate(ctx, secret)
 }
 
-// operator refuses what (an operator's action) unless c acts for the operator.
-func operator(c sbx.Caller, what string) error {
-	if c.Key.Operator {
-		return nil
-	}
-	return sbx.Errorf(sbx.EForbidden, "%s is the operator's: it needs the operator's key (the admin key `sbx serve` made at first start)", what)
-}
-
 // inOrg refuses a workspace outside c's org as not found.
 func inOrg(c sbx.Caller, ws sbx.Workspace) error {
 	if ws.OrgID == c.Org.ID {
