@@ -1,6 +1,9 @@
 package sbx
 
-import "time"
+import (
+	"regexp"
+	"time"
+)
 
 // State is a sandbox's public state.
 type State string
@@ -138,3 +141,11 @@ type Event struct {
 	Step      string // creating, ready, pausing, paused, resuming, killing, killed, failed, …
 	Detail    string
 }
+
+// templateName is what a template's name looks like.
+var templateName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// ValidTemplateName reports whether name can name a template: 1-64
+// lowercase letters, digits, '.', '_' or '-', starting with a letter or
+// digit. Every surface's creates and the host's template builds ask it.
+func ValidTemplateName(name string) bool { return templateName.MatchString(name) }

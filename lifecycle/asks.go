@@ -51,10 +51,8 @@ func (l Limits) withDefaults() Limits {
 // Limits are the manager's, defaults filled.
 func (m *Manager) Limits() Limits { return m.cfg.Limits }
 
-var (
-	templatePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	gpuTypePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-)
+// gpuTypePattern is what a GPU type looks like.
+var gpuTypePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // Bounds on what one create may hold.
 const (
@@ -182,7 +180,7 @@ func (m *Manager) ConfigureRuntime(ctx context.Context, rt sbx.Runtime, ch Runti
 
 // CheckTemplate checks a template's name given in field.
 func CheckTemplate(p *sbx.Problems, field, name string) {
-	if !templatePattern.MatchString(name) {
+	if !sbx.ValidTemplateName(name) {
 		p.Add(field, "%s %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", field, name)
 	}
 }

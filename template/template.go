@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sbxdev/sbx"
 )
 
 // Template is one built version of a template.
@@ -36,11 +38,9 @@ func (t Template) Rootfs() string { return filepath.Join(t.Dir, "rootfs") }
 // Store is the templates directory.
 type Store struct{ Dir string }
 
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-
 // CheckName rejects names that are not template names.
 func CheckName(name string) error {
-	if !namePattern.MatchString(name) {
+	if !sbx.ValidTemplateName(name) {
 		return fmt.Errorf("template name %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", name)
 	}
 	return nil
