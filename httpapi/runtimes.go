@@ -25,7 +25,7 @@ func (s *Server) listRuntimes(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, next, err := s.mgr.Runtimes(r.Context(), caller(r), ws, p)
+	list, next, err := s.runtimes.List(r.Context(), caller(r), ws, p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -50,7 +50,7 @@ func (s *Server) updateRuntime(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rt, err := s.mgr.ConfigureRuntime(r.Context(), rt, lifecycle.RuntimeChange{TemplateID: body.TemplateID, CPU: body.CPU,
+	rt, err := s.runtimes.Configure(r.Context(), rt, lifecycle.RuntimeChange{TemplateID: body.TemplateID, CPU: body.CPU,
 		MemoryMB: body.MemoryMB, Timeout: body.Timeout, Ports: body.Ports, Env: body.Env, Labels: body.Labels})
 	if err != nil {
 		s.error(w, r, err)
@@ -80,7 +80,7 @@ func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	rt, err = s.mgr.StartRuntime(r.Context(), caller(r), rt, start)
+	rt, err = s.runtimes.Start(r.Context(), caller(r), rt, start)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -89,15 +89,15 @@ func (s *Server) startRuntime(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pauseRuntime(w http.ResponseWriter, r *http.Request) {
-	s.runtimeAction(w, r, "pausing a runtime", s.mgr.PauseRuntime)
+	s.runtimeAction(w, r, "pausing a runtime", s.runtimes.Pause)
 }
 
 func (s *Server) resumeRuntime(w http.ResponseWriter, r *http.Request) {
-	s.runtimeAction(w, r, "resuming a runtime", s.mgr.ResumeRuntime)
+	s.runtimeAction(w, r, "resuming a runtime", s.runtimes.Resume)
 }
 
 func (s *Server) resetRuntime(w http.ResponseWriter, r *http.Request) {
-	s.runtimeAction(w, r, "resetting a runtime", s.mgr.ResetRuntime)
+	s.runtimeAction(w, r, "resetting a runtime", s.runtimes.Reset)
 }
 
 func (s *Server) keepaliveRuntime(w http.ResponseWriter, r *http.Request) {
@@ -111,7 +111,7 @@ func (s *Server) keepaliveRuntime(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.runtimeAction(w, r, "keeping a runtime alive", func(ctx context.Context, c sbx.Caller, rt sbx.Runtime) (sbx.Runtime, error) {
-		return s.mgr.KeepaliveRuntime(ctx, c, rt, d)
+		return s.runtimes.Keepalive(ctx, c, rt, d)
 	})
 }
 
@@ -141,7 +141,7 @@ func (s *Server) runtime(w http.ResponseWriter, r *http.Request, what string) (s
 	if _, ok := s.roleIn(w, r, ws, sbx.RoleMember, what); !ok {
 		return sbx.Runtime{}, false
 	}
-	rt, err := s.mgr.Runtime(r.Context(), caller(r), ws, r.PathValue("runtime_id"))
+	rt, err := s.runtimes.Get(r.Context(), caller(r), ws, r.PathValue("runtime_id"))
 	if err != nil {
 		s.error(w, r, err)
 		return rt, false
@@ -156,7 +156,7 @@ func (s *Server) renderRuntime(w http.ResponseWriter, r *http.Request, status in
 		writeJSON(w, status, s.runtimeBody(rt))
 		return
 	}
-	sb, timeline, err := s.mgr.RuntimeSandbox(r.Context(), rt)
+	sb, timeline, err := s.runtimes.Sandbox(r.Context(), rt)
 	if err != nil {
 		s.error(w, r, err)
 		return

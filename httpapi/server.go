@@ -36,13 +36,14 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	mgr    *lifecycle.Manager
-	store  Store
-	policy authz.Policy
-	cfg    Config
-	clock  sbx.Clock
-	log    *slog.Logger
-	mux    *http.ServeMux
+	mgr      *lifecycle.Manager  // sandboxes
+	runtimes *lifecycle.Runtimes // a project's runtimes, over mgr
+	store    Store
+	policy   authz.Policy
+	cfg      Config
+	clock    sbx.Clock
+	log      *slog.Logger
+	mux      *http.ServeMux
 
 	tenancy *tenancy.Service // orgs, workspaces, projects, members and keys
 
@@ -58,6 +59,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 		cfg.HostCPUs = runtime.NumCPU()
 	}
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
+	s.runtimes = lifecycle.NewRuntimes(mgr, store)
 	s.tenancy = tenancy.New(store, s.policy, clock, mgr)
 	s.secrets = secrets.New(store, s.policy, clock)
 	s.sessions = sessions.New(store, s.policy, clock)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/capability"
+	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/observability"
 	"github.com/sbxdev/sbx/secrets"
 	"github.com/sbxdev/sbx/sessions"
@@ -13,10 +14,11 @@ import (
 // the union of their own Store interfaces, which *ledger.Store satisfies.
 // The handlers themselves call no store method.
 type Store interface {
-	tenancy.Store       // what the tenancy service reads and writes
-	billing.Store       // what the wallet reads and writes
-	observability.Store // what the summary reads
-	secrets.Store       // what the secrets service reads and writes
-	sessions.Store      // what the sessions service reads and writes
-	capability.Store    // what the capability service functions read and write
+	tenancy.Store          // what the tenancy service reads and writes
+	billing.Store          // what the wallet reads and writes
+	observability.Store    // what the summary reads
+	secrets.Store          // what the secrets service reads and writes
+	sessions.Store         // what the sessions service reads and writes
+	capability.Store       // what the capability service functions read and write
+	lifecycle.RuntimeStore // what the runtimes read and write
 }

@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"context"
 	"math"
 	"regexp"
 	"strings"
@@ -13,7 +12,7 @@ import (
 
 // What a caller asks for a sandbox, checked and completed here for every
 // surface: a create (Ask → Request), a runtime's configuration
-// (RuntimeChange → ConfigureRuntime) and a runtime's start (StartResources).
+// (RuntimeChange → Runtimes.Configure) and a runtime's start (StartResources).
 // Each check adds its problems under the field name it is given, the
 // surface's own name for the field, so that one answer names every problem.
 
@@ -136,46 +135,6 @@ type RuntimeChange struct {
 	Timeout     *int64 // seconds
 	Ports       *[]int
 	Env, Labels *map[string]string
-}
-
-// ConfigureRuntime checks a change of runtime rt's configuration (each
-// problem under the API's name for its field) and records it; a sandbox
-// already running keeps what it was made with.
-func (m *Manager) ConfigureRuntime(ctx context.Context, rt sbx.Runtime, ch RuntimeChange) (sbx.Runtime, error) {
-	var p sbx.Problems
-	c, l, maxTimeout := rt.Config, m.cfg.Limits, int64(m.cfg.MaxTimeout/time.Second)
-	if v := ch.TemplateID; v != nil {
-		CheckTemplate(&p, "template_id", *v)
-		c.TemplateID = *v
-	}
-	if v := ch.CPU; v != nil {
-		c.Resources.MilliCPU = l.MilliCPU(&p, "cpu", *v)
-	}
-	if v := ch.MemoryMB; v != nil {
-		c.Resources.MemoryMB = l.Memory(&p, "memory_mb", *v)
-	}
-	if v := ch.Timeout; v != nil {
-		if *v < 1 || *v > maxTimeout {
-			p.Add("timeout", "timeout must be between 1 and %d seconds", maxTimeout)
-		}
-		c.Timeout = time.Duration(*v) * time.Second
-	}
-	if v := ch.Ports; v != nil {
-		CheckPorts(&p, "ports", *v)
-		c.Ports = *v
-	}
-	if v := ch.Env; v != nil {
-		CheckEnv(&p, "env", *v)
-		c.Env = *v
-	}
-	if v := ch.Labels; v != nil {
-		CheckMetadata(&p, "labels", *v)
-		c.Labels = *v
-	}
-	if err := p.Err(); err != nil {
-		return rt, err
-	}
-	return m.store.SetRuntimeConfig(ctx, rt.OrgID, rt.WorkspaceID, rt.ID, c, m.clock.Now())
 }
 
 // CheckTemplate checks a template's name given in field.

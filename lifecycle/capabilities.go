@@ -19,19 +19,19 @@ import (
 // fails. A failed step leaves the sandbox running: its timeline says what is
 // missing. A provider that runs no sbx agent gets none (capabilities_skipped,
 // saying why).
-func (m *Manager) materialize(ctx context.Context, sb sbx.Sandbox, set capability.Resolved) error {
-	if _, err := m.agentAddr(ctx, sb); sbx.ErrorCode(err) == sbx.EUnsupported {
-		return m.store.AddEvents(ctx, sb.ID, m.event("capabilities_skipped", err.Error()))
+func (r *Runtimes) materialize(ctx context.Context, sb sbx.Sandbox, set capability.Resolved) error {
+	if _, err := r.m.agentAddr(ctx, sb); sbx.ErrorCode(err) == sbx.EUnsupported {
+		return r.store.AddEvents(ctx, sb.ID, r.m.event("capabilities_skipped", err.Error()))
 	} else if err != nil {
 		return err
 	}
 	var failed error
-	_, err := capability.Materialize(ctx, agentSandbox{m: m, id: sb.ID}, set, func(st capability.Step) {
+	_, err := capability.Materialize(ctx, agentSandbox{r: r, id: sb.ID}, set, func(st capability.Step) {
 		name := "capability_" + st.Action
 		if !st.OK {
 			name += "_failed"
 		}
-		failed = errors.Join(failed, m.store.AddEvents(ctx, sb.ID, m.event(name, st.String())))
+		failed = errors.Join(failed, r.store.AddEvents(ctx, sb.ID, r.m.event(name, st.String())))
 	})
 	return errors.Join(err, failed)
 }
@@ -40,7 +40,7 @@ func (m *Manager) materialize(ctx context.Context, sb sbx.Sandbox, set capabilit
 // address and access token it reads anew for each call: a wake may move the
 // one, a connect rotate the other.
 type agentSandbox struct {
-	m  *Manager
+	r  *Runtimes
 	id string
 }
 
@@ -63,13 +63,13 @@ func (a agentSandbox) Run(ctx context.Context, script string, env map[string]str
 // agent is where the sandbox's agent is now, and its token; a sandbox that
 // is not running is an error (a reset or pause came in between).
 func (a agentSandbox) agent(ctx context.Context) (addr, token string, err error) {
-	sb, err := a.m.store.GetSandbox(ctx, "", a.id)
+	sb, err := a.r.store.GetSandbox(ctx, "", a.id)
 	if err != nil {
 		return "", "", err
 	}
 	if sb.State != sbx.StateRunning {
 		return "", "", sbx.Errorf(sbx.EConflict, "sandbox %s is %s", sb.ProviderSandboxID, sb.State)
 	}
-	addr, err = a.m.agentAddr(ctx, sb)
+	addr, err = a.r.m.agentAddr(ctx, sb)
 	return addr, sb.AccessToken, err
 }

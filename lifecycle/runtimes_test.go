@@ -25,7 +25,7 @@ func TestRuntimeStartKillsAnUnreadySandbox(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := m.StartRuntime(ctx, e.caller, rt, lifecycle.RuntimeStart{Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 512}})
+		_, err := lifecycle.NewRuntimes(m, e.store).Start(ctx, e.caller, rt, lifecycle.RuntimeStart{Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 512}})
 		done <- err
 	}()
 	for waiting := true; waiting; {

@@ -9,14 +9,14 @@ import (
 	"github.com/sbxdev/sbx/pricing"
 )
 
-// Store is what lifecycle reads and writes of the ledger, by what it serves;
-// *ledger.Store satisfies it.
+// Store is what the sandbox core (Manager) reads and writes of the ledger;
+// each seam over the core declares its own (RuntimeStore, …), and
+// *ledger.Store satisfies them all.
 type Store interface {
 	sandboxStore
-	runtimeStore
 	billingStore
 	planStore
-	capability.Store // a runtime's start resolves and materializes its capabilities
+	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error // a create of a runtime's sandbox
 }
 
 // sandboxStore: sandboxes: their rows, timelines and the lists the loops work through.
@@ -37,13 +37,18 @@ type sandboxStore interface {
 	UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*sbx.Usage, error)
 }
 
-// runtimeStore: runtimes: their record, their current sandbox and what a start puts in its env.
-type runtimeStore interface {
+// RuntimeStore is what Runtimes reads and writes: runtimes' records and
+// configuration, what a start puts in its sandbox's env, the current
+// sandbox and its timeline, and the capabilities a start resolves.
+type RuntimeStore interface {
 	GetRuntime(ctx context.Context, orgID, workspaceID, id string) (sbx.Runtime, error)
 	Runtimes(ctx context.Context, orgID, workspaceID, projectID string, p sbx.Page) ([]sbx.Runtime, string, error)
-	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error
 	SetRuntimeConfig(ctx context.Context, orgID, workspaceID, id string, cfg sbx.RuntimeConfig, now time.Time) (sbx.Runtime, error)
 	SecretEnv(ctx context.Context, orgID, userID string, ids []string) (map[string]string, error)
+	GetSandbox(ctx context.Context, orgID, ref string) (sbx.Sandbox, error)
+	Events(ctx context.Context, sandboxID string) ([]sbx.Event, error)
+	AddEvents(ctx context.Context, sandboxID string, events ...sbx.Event) error
+	capability.Store // a start resolves and materializes the runtime's capabilities
 }
 
 // billingStore: the meter: what is billable, settling it, and orgs out of credits.
