@@ -60,7 +60,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	}
 	s := &Server{mgr: mgr, store: store, policy: authz.Policy{Store: store}, cfg: cfg, clock: clock, log: log, mux: http.NewServeMux()}
 	s.runtimes = lifecycle.NewRuntimes(mgr, store)
-	s.tenancy = tenancy.New(store, s.policy, clock, mgr)
+	s.tenancy = tenancy.New(store, s.policy, clock, lifecycle.NewMembers(mgr, store))
 	s.secrets = secrets.New(store, s.policy, clock)
 	s.sessions = sessions.New(store, s.policy, clock)
 	s.billing = billing.Service{Store: store, Clock: clock}

@@ -21,4 +21,5 @@ type Store interface {
 	sessions.Store         // what the sessions service reads and writes
 	capability.Store       // what the capability service functions read and write
 	lifecycle.RuntimeStore // what the runtimes read and write
+	lifecycle.MemberStore  // what the member limit reads and writes
 }

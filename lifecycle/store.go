@@ -15,7 +15,7 @@ import (
 type Store interface {
 	sandboxStore
 	billingStore
-	planStore
+	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)                                          // Get's reach of a member's key
 	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error // a create of a runtime's sandbox
 }
 
@@ -31,7 +31,6 @@ type sandboxStore interface {
 	NextExpiry(ctx context.Context) (time.Time, error)
 	IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error)
 	OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandbox, error)
-	SandboxesInWorkspace(ctx context.Context, workspaceID string, states ...sbx.State) ([]sbx.Sandbox, error)
 	ProviderUse(ctx context.Context, provider string) (sbx.PlanUse, error)
 	FindOnce(ctx context.Context, o sbx.Once, now time.Time) (sandboxID, hash string, err error)
 	UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*sbx.Usage, error)
@@ -60,11 +59,12 @@ type billingStore interface {
 	Rates(ctx context.Context) (pricing.Table, error)
 }
 
-// planStore: members and plans, for the member limit.
-type planStore interface {
+// MemberStore is what Members reads and writes: members and plans, and a
+// workspace's sandboxes the member limit pauses and resumes.
+type MemberStore interface {
 	AddMember(ctx context.Context, orgID, workspaceID, email, name string, role sbx.Role, now time.Time) (sbx.Member, sbx.MemberCount, error)
 	RemoveMember(ctx context.Context, orgID, workspaceID, ref string) (sbx.Member, sbx.MemberCount, error)
 	MemberCounts(ctx context.Context, orgID string) (map[string]sbx.MemberCount, error)
-	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)
 	SetPlan(ctx context.Context, ref string, p sbx.Plan) (sbx.Org, error)
+	SandboxesInWorkspace(ctx context.Context, workspaceID string, states ...sbx.State) ([]sbx.Sandbox, error)
 }

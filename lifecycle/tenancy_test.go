@@ -40,6 +40,9 @@ func (e *env) withKYC() *lifecycle.Manager {
 		e.clock, slog.New(slog.DiscardHandler))
 }
 
+// members is the member limit over the env's manager.
+func (e *env) members() *lifecycle.Members { return lifecycle.NewMembers(e.m, e.store) }
+
 func TestKYCGate(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -188,13 +191,13 @@ func TestMemberLimitPausesAndReleases(t *testing.T) {
 	all := []sbx.Sandbox{a, b, mine, elsewhere}
 
 	for _, email := range []string{"ada@example.com", "bob@example.com"} {
-		ch, err := e.m.AddMember(ctx, org, "default", email, "", sbx.RoleMember)
+		ch, err := e.members().AddMember(ctx, org, "default", email, "", sbx.RoleMember)
 		if err != nil || len(ch.Paused) != 0 || ch.Count.Over() {
 			t.Fatalf("a member within the limit: %+v %v", ch, err)
 		}
 	}
 	// The third member is added, and the workspace's running compute pauses.
-	ch, err := e.m.AddMember(ctx, org, "default", "cy@example.com", "Cy", sbx.RoleMember)
+	ch, err := e.members().AddMember(ctx, org, "default", "cy@example.com", "Cy", sbx.RoleMember)
 	if err != nil || ch.Member.User.Email != "cy@example.com" || ch.Count.Members != 3 || ch.Count.Max != 2 {
 		t.Fatalf("a member beyond the limit: %+v %v", ch, err)
 	}
@@ -220,7 +223,7 @@ func TestMemberLimitPausesAndReleases(t *testing.T) {
 	}
 
 	// Back within the limit, what the limit paused resumes; the user's pause stays.
-	ch, err = e.m.RemoveMember(ctx, org, "default", "bob@example.com")
+	ch, err = e.members().RemoveMember(ctx, org, "default", "bob@example.com")
 	if err != nil || ch.Count.Members != 2 || ch.Member.User.Email != "bob@example.com" {
 		t.Fatalf("remove: %+v %v", ch, err)
 	}
@@ -233,11 +236,11 @@ func TestMemberLimitPausesAndReleases(t *testing.T) {
 	}
 
 	// A smaller plan pauses at once; a larger one releases.
-	_, paused, _, err := e.m.SetPlan(ctx, org, sbx.Plan{MaxMembers: 1})
+	_, paused, _, err := e.members().SetPlan(ctx, org, sbx.Plan{MaxMembers: 1})
 	if err != nil || sandboxIDs(paused) != sandboxIDs([]sbx.Sandbox{a, b}) {
 		t.Fatalf("a smaller plan paused %s: %v", sandboxIDs(paused), err)
 	}
-	o, _, resumed, err := e.m.SetPlan(ctx, org, sbx.Plan{Name: "team", MaxMembers: 5})
+	o, _, resumed, err := e.members().SetPlan(ctx, org, sbx.Plan{Name: "team", MaxMembers: 5})
 	if err != nil || o.Plan.Name != "team" || sandboxIDs(resumed) != sandboxIDs([]sbx.Sandbox{a, b}) {
 		t.Fatalf("a larger plan resumed %s: %v", sandboxIDs(resumed), err)
 	}
@@ -254,12 +257,12 @@ func TestMemberLimitPausesStartingSandboxes(t *testing.T) {
 	slow := providertest.NewMemory(providertest.MemoryOptions{CreateDelay: 50 * time.Millisecond})
 	m := lifecycle.New(e.store, []sbx.Provider{slow}, lifecycle.Config{DefaultProvider: providertest.MemoryName}, e.clock, slog.New(slog.DiscardHandler))
 	e.store.SetPlan(ctx, e.caller.Org.ID, sbx.Plan{MaxMembers: 1})
-	m.AddMember(ctx, e.caller.Org.ID, "default", "ada@example.com", "", sbx.RoleMember)
+	lifecycle.NewMembers(m, e.store).AddMember(ctx, e.caller.Org.ID, "default", "ada@example.com", "", sbx.RoleMember)
 	sb, err := m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base"})
 	if err != nil || sb.State != sbx.StateStarting {
 		t.Fatalf("create: %v %s", err, sb.State)
 	}
-	ch, err := m.AddMember(ctx, e.caller.Org.ID, "default", "bob@example.com", "", sbx.RoleMember)
+	ch, err := lifecycle.NewMembers(m, e.store).AddMember(ctx, e.caller.Org.ID, "default", "bob@example.com", "", sbx.RoleMember)
 	if err != nil || len(ch.Paused) != 1 || ch.Paused[0].State != sbx.StatePaused || ch.Paused[0].PauseReason != sbx.PauseMemberLimitExceeded {
 		t.Fatalf("paused %+v, %v", ch.Paused, err)
 	}

@@ -45,7 +45,7 @@ type Store interface {
 }
 
 // Compute is what a change of members or of a plan does to the compute the
-// plan bounds (*lifecycle.Manager): a workspace over its member limit has
+// plan bounds (*lifecycle.Members): a workspace over its member limit has
 // its sandboxes paused, one back within it has them resumed.
 type Compute interface {
 	AddMember(ctx context.Context, orgID, workspace, email, name string, role sbx.Role) (lifecycle.MemberChange, error)

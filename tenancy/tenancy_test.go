@@ -20,7 +20,7 @@ import (
 
 var (
 	_ tenancy.Store   = (*ledger.Store)(nil)
-	_ tenancy.Compute = (*lifecycle.Manager)(nil)
+	_ tenancy.Compute = (*lifecycle.Members)(nil)
 )
 
 // fixture is an org "acme" of a real SQLite ledger with two workspaces
@@ -51,7 +51,7 @@ func newFixture(t *testing.T) *fixture {
 	mgr := lifecycle.New(store, []sbx.Provider{providertest.NewMemory(providertest.MemoryOptions{})},
 		lifecycle.Config{DefaultProvider: providertest.MemoryName}, clock, log)
 	t.Cleanup(func() { mgr.Wait(context.Background()) })
-	f := &fixture{t: t, ctx: ctx, store: store, mgr: mgr, svc: tenancy.New(store, authz.Policy{Store: store}, clock, mgr)}
+	f := &fixture{t: t, ctx: ctx, store: store, mgr: mgr, svc: tenancy.New(store, authz.Policy{Store: store}, clock, lifecycle.NewMembers(mgr, store))}
 
 	made, err := store.CreateOrgWith(ctx, sbx.NewOrg{Name: "default", KYCStatus: sbx.KYCVerified, Key: sbx.APIKey{Name: "admin", Operator: true}}, clock.Now())
 	if err != nil {
