@@ -117,6 +117,9 @@ func (e *env) manager() *lifecycle.Manager {
 		HibernateAfter: 10 * time.Minute}, e.clock, slog.New(slog.DiscardHandler))
 }
 
+// loops are the meter and the reaper over the env's manager.
+func (e *env) loops() *lifecycle.Loops { return lifecycle.NewLoops(e.m, e.store) }
+
 func (e *env) create(req lifecycle.CreateRequest) sbx.Sandbox {
 	e.t.Helper()
 	if req.TemplateID == "" {
@@ -293,17 +296,17 @@ func TestIdlePolicyHibernatesPausedSandboxes(t *testing.T) {
 	idle := e.create(lifecycle.CreateRequest{Timeout: time.Minute, AutoPause: true})
 	busy := e.create(lifecycle.CreateRequest{})
 	e.clock.Advance(time.Minute)
-	e.m.Reap(ctx)
+	e.loops().Reap(ctx)
 	if got := e.get(idle.ID); got.State != sbx.StatePaused || got.Hibernated {
 		t.Fatalf("after the timeout: %s hibernated=%v, want paused in memory", got.State, got.Hibernated)
 	}
 	e.clock.Advance(10*time.Minute - time.Microsecond)
-	e.m.Reap(ctx)
+	e.loops().Reap(ctx)
 	if e.get(idle.ID).Hibernated {
 		t.Fatal("hibernated before the idle policy allows")
 	}
 	e.clock.Advance(time.Microsecond)
-	e.m.Reap(ctx)
+	e.loops().Reap(ctx)
 	got := e.get(idle.ID)
 	if got.State != sbx.StatePaused || !got.Hibernated || got.PauseReason != sbx.PauseTimeout {
 		t.Fatalf("idle sandbox: %s hibernated=%v reason %s", got.State, got.Hibernated, got.PauseReason)

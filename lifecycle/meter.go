@@ -5,22 +5,34 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/pricing"
 )
+
+// Loops are the background loops over the sandbox core (Manager) that one
+// serve of a ledger runs at a time: the meter (RunMeter: settling, and
+// pausing orgs out of credits) and the reaper (RunReaper: expiries and the
+// idle policy's hibernation, reaper.go). They read the ledger through their
+// own LoopStore; every change of a sandbox goes through the core.
+type Loops struct {
+	m     *Manager
+	store LoopStore
+}
+
+// NewLoops returns the loops over the core m and their store.
+func NewLoops(m *Manager, store LoopStore) *Loops { return &Loops{m: m, store: store} }
 
 // DefaultMeterInterval is how often the meter settles when not told.
 const DefaultMeterInterval = 10 * time.Second
 
 // RunMeter settles every running and paused sandbox each interval until
 // ctx ends. State changes settle on their own, in the ledger.
-func (m *Manager) RunMeter(ctx context.Context, every time.Duration) {
+func (l *Loops) RunMeter(ctx context.Context, every time.Duration) {
 	for {
-		m.Meter(ctx)
+		l.Meter(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-m.clock.After(every):
+		case <-l.m.clock.After(every):
 		}
 	}
 }
@@ -28,88 +40,48 @@ func (m *Manager) RunMeter(ctx context.Context, every time.Duration) {
 // Meter settles every billable sandbox once, at the manager's now, then
 // pauses the running sandboxes of orgs left without credits, with
 // pause_reason insufficient_credits.
-func (m *Manager) Meter(ctx context.Context) {
-	table, err := m.store.Rates(ctx)
+func (l *Loops) Meter(ctx context.Context) {
+	table, err := l.store.Rates(ctx)
 	if err != nil {
-		m.logLoop(ctx, "meter: reading the rates", err)
+		l.logLoop(ctx, "meter: reading the rates", err)
 		return
 	}
-	ids, err := m.store.Billable(ctx)
+	ids, err := l.store.Billable(ctx)
 	if err != nil {
-		m.logLoop(ctx, "meter: listing billable sandboxes", err)
+		l.logLoop(ctx, "meter: listing billable sandboxes", err)
 		return
 	}
-	m.settleAll(ctx, ids, table)
-	m.PauseUnfunded(ctx)
+	l.settleAll(ctx, ids, table)
+	l.PauseUnfunded(ctx)
 }
 
-func (m *Manager) settleAll(ctx context.Context, ids []string, table pricing.Table) {
-	now := m.clock.Now()
+func (l *Loops) settleAll(ctx context.Context, ids []string, table pricing.Table) {
+	now := l.m.clock.Now()
 	for _, id := range ids {
-		if _, err := m.store.Settle(ctx, id, now, table); err != nil {
-			m.logLoop(ctx, "meter: settling", err, "sandbox", id)
+		if _, err := l.store.Settle(ctx, id, now, table); err != nil {
+			l.logLoop(ctx, "meter: settling", err, "sandbox", id)
 		}
 	}
 }
 
 // PauseUnfunded pauses, with pause_reason insufficient_credits, every
 // running sandbox of an org whose balance is empty.
-func (m *Manager) PauseUnfunded(ctx context.Context) {
-	ids, err := m.store.Unfunded(ctx)
+func (l *Loops) PauseUnfunded(ctx context.Context) {
+	ids, err := l.store.Unfunded(ctx)
 	if err != nil {
-		m.logLoop(ctx, "meter: listing unfunded sandboxes", err)
+		l.logLoop(ctx, "meter: listing unfunded sandboxes", err)
 		return
 	}
 	for _, id := range ids {
-		if _, err := m.pause(ctx, id, sbx.PauseInsufficientCredits); err != nil && sbx.ErrorCode(err) != sbx.EConflict {
-			m.log.Warn("meter: pausing a sandbox out of credits", "sandbox", id, "err", err)
+		if _, err := l.m.pause(ctx, id, sbx.PauseInsufficientCredits); err != nil && sbx.ErrorCode(err) != sbx.EConflict {
+			l.m.log.Warn("meter: pausing a sandbox out of credits", "sandbox", id, "err", err)
 		}
 	}
-}
-
-// pricesTTL is how long Running uses the prices it read.
-const pricesTTL = time.Second
-
-// pricesReadTimeout bounds the read of the prices a render waits on.
-const pricesReadTimeout = 2 * time.Second
-
-// Running is what sb has accrued since its last settlement, at the
-// manager's now and the prices of at most pricesTTL ago: its running
-// credits, in micro-credits.
-func (m *Manager) Running(sb sbx.Sandbox) int64 {
-	now := m.clock.Now()
-	m.pricesMu.Lock()
-	if m.prices == nil || now.Sub(m.pricesAt) > pricesTTL {
-		// A bounded read: a renderer waits on it, under the lock.
-		ctx, cancel := context.WithTimeout(context.Background(), pricesReadTimeout)
-		if table, err := m.store.Rates(ctx); err == nil {
-			m.prices, m.pricesAt = table, now
-		} else if m.prices == nil {
-			m.prices = pricing.Default()
-		}
-		cancel()
-	}
-	table := m.prices
-	m.pricesMu.Unlock()
-	return ledger.Accrued(table, sb, now)
-}
-
-// checkFunded refuses work that would spend credits an org does not have.
-func (m *Manager) checkFunded(ctx context.Context, orgID, verb string) error {
-	balance, err := m.store.Balance(ctx, orgID)
-	if err != nil {
-		return err
-	}
-	if balance <= 0 {
-		return sbx.Errorf(sbx.ENoCredits, "cannot %s: the org has no credits left (balance %s); top up its credits first",
-			verb, pricing.FormatMicros(balance))
-	}
-	return nil
 }
 
 // logLoop logs a background loop's failure, unless the loop is stopping.
-func (m *Manager) logLoop(ctx context.Context, msg string, err error, args ...any) {
+func (l *Loops) logLoop(ctx context.Context, msg string, err error, args ...any) {
 	if ctx.Err() == nil {
-		m.log.Error(msg, append([]any{"err", err}, args...)...)
+		l.m.log.Error(msg, append([]any{"err", err}, args...)...)
 	}
 }

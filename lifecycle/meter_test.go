@@ -35,7 +35,7 @@ func TestMeterPausesAnOrgOutOfCredits(t *testing.T) {
 	}
 
 	e.clock.Advance(100 * time.Second)
-	e.m.Meter(ctx)
+	e.loops().Meter(ctx)
 	if got := e.get(a.ID); got.State != sbx.StateRunning || got.BilledMicros < 200_000_000 {
 		t.Fatalf("after 100 s: %s, billed %d", got.State, got.BilledMicros)
 	}
@@ -50,7 +50,7 @@ func TestMeterPausesAnOrgOutOfCredits(t *testing.T) {
 	}
 
 	e.clock.Advance(200 * time.Second) // more than is left
-	e.m.Meter(ctx)
+	e.loops().Meter(ctx)
 	for _, sb := range []sbx.Sandbox{a, b} {
 		if got := e.get(sb.ID); got.State != sbx.StatePaused || got.PauseReason != sbx.PauseInsufficientCredits {
 			t.Errorf("%s: %s (%s), want paused for insufficient_credits", sb.ProviderSandboxID, got.State, got.PauseReason)
@@ -132,7 +132,7 @@ func TestStateChangesSettle(t *testing.T) {
 		t.Errorf("billed %d after the kill, want %d", killed.BilledMicros, got.BilledMicros+40)
 	}
 	e.clock.Advance(time.Hour)
-	e.m.Meter(ctx)
+	e.loops().Meter(ctx)
 	if final := e.get(sb.ID); final.BilledMicros != killed.BilledMicros || e.m.Running(final) != 0 {
 		t.Errorf("a killed sandbox went on accruing: %d", final.BilledMicros)
 	}

@@ -17,12 +17,12 @@ func TestReapKillsOrPausesAtExpiry(t *testing.T) {
 	later := e.create(lifecycle.CreateRequest{Timeout: 20 * time.Second})
 
 	e.clock.Advance(10*time.Second - time.Microsecond)
-	e.m.Reap(ctx)
+	e.loops().Reap(ctx)
 	if got := e.get(kill.ID).State; got != sbx.StateRunning {
 		t.Fatalf("reaped before expiry: %s", got)
 	}
 	e.clock.Advance(time.Microsecond)
-	e.m.Reap(ctx)
+	e.loops().Reap(ctx)
 
 	k := e.get(kill.ID)
 	if k.State != sbx.StateKilled || k.EndReason != sbx.EndTimeout {
@@ -37,7 +37,7 @@ func TestReapKillsOrPausesAtExpiry(t *testing.T) {
 	}
 	// Paused sandboxes do not expire; resuming starts a new timeout.
 	e.clock.Advance(time.Hour)
-	e.m.Reap(ctx)
+	e.loops().Reap(ctx)
 	if got := e.get(pause.ID).State; got != sbx.StatePaused {
 		t.Errorf("paused sandbox changed to %s", got)
 	}
@@ -48,7 +48,7 @@ func TestReaperLoopActsWithinOneSecond(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { e.m.RunReaper(ctx); close(done) }()
+	go func() { e.loops().RunReaper(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
 	sb := e.create(lifecycle.CreateRequest{Timeout: 30 * time.Second})

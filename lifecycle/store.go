@@ -14,12 +14,13 @@ import (
 // *ledger.Store satisfies them all.
 type Store interface {
 	sandboxStore
-	billingStore
-	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)                                          // Get's reach of a member's key
+	creditStore
+	// Get's reach of a member's key
+	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)
 	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error // a create of a runtime's sandbox
 }
 
-// sandboxStore: sandboxes: their rows, timelines and the lists the loops work through.
+// sandboxStore: sandboxes: their rows, timelines and lists, and the once of an idempotent create.
 type sandboxStore interface {
 	InsertSandboxOnce(ctx context.Context, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error
 	UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandbox) ([]sbx.Event, error)) (sbx.Sandbox, error)
@@ -27,9 +28,6 @@ type sandboxStore interface {
 	ListSandboxes(ctx context.Context, f sbx.SandboxFilter) ([]sbx.Sandbox, string, error)
 	AddEvents(ctx context.Context, sandboxID string, events ...sbx.Event) error
 	Events(ctx context.Context, sandboxID string) ([]sbx.Event, error)
-	Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, error)
-	NextExpiry(ctx context.Context) (time.Time, error)
-	IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error)
 	OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandbox, error)
 	ProviderUse(ctx context.Context, provider string) (sbx.PlanUse, error)
 	FindOnce(ctx context.Context, o sbx.Once, now time.Time) (sandboxID, hash string, err error)
@@ -50,13 +48,23 @@ type RuntimeStore interface {
 	capability.Store // a start resolves and materializes the runtime's capabilities
 }
 
-// billingStore: the meter: what is billable, settling it, and orgs out of credits.
-type billingStore interface {
+// creditStore: an org's balance and the prices, for the core's reads of credits (credits.go).
+type creditStore interface {
+	Balance(ctx context.Context, orgID string) (int64, error)
+	Rates(ctx context.Context) (pricing.Table, error)
+}
+
+// LoopStore is what Loops read and write: the meter's billable sandboxes,
+// their settling and the orgs out of credits; the reaper's expired and
+// idle sandboxes.
+type LoopStore interface {
 	Billable(ctx context.Context) ([]string, error)
 	Settle(ctx context.Context, id string, now time.Time, table pricing.Table) (sbx.Settlement, error)
 	Unfunded(ctx context.Context) ([]string, error)
-	Balance(ctx context.Context, orgID string) (int64, error)
 	Rates(ctx context.Context) (pricing.Table, error)
+	Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, error)
+	NextExpiry(ctx context.Context) (time.Time, error)
+	IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error)
 }
 
 // MemberStore is what Members reads and writes: members and plans, and a

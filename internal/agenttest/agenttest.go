@@ -175,7 +175,7 @@ func Serve(t testing.TB) *Stack {
 	mgr := lifecycle.New(store, []sbx.Provider{prov}, lifecycle.Config{DefaultProvider: providertest.MemoryName}, clock, logger)
 	var loops sync.WaitGroup
 	loops.Go(func() { mgr.RunWatchers(ctx) })
-	loops.Go(func() { mgr.RunReaper(ctx) })
+	loops.Go(func() { lifecycle.NewLoops(mgr, store).RunReaper(ctx) })
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: "http://sbx.test", Domain: "sbx.localhost"}, clock, logger)
 	errs := &lockedBuffer{}
 	srv := httptest.NewUnstartedServer(api)
