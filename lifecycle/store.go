@@ -15,7 +15,8 @@ import (
 type Store interface {
 	sandboxStore
 	creditStore
-	// Get's reach of a member's key
+	usageStore
+	// a member's key reaches the sandboxes of its workspaces (Get)
 	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)
 	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error // a create of a runtime's sandbox
 }
@@ -29,9 +30,7 @@ type sandboxStore interface {
 	AddEvents(ctx context.Context, sandboxID string, events ...sbx.Event) error
 	Events(ctx context.Context, sandboxID string) ([]sbx.Event, error)
 	OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandbox, error)
-	ProviderUse(ctx context.Context, provider string) (sbx.PlanUse, error)
 	FindOnce(ctx context.Context, o sbx.Once, now time.Time) (sandboxID, hash string, err error)
-	UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*sbx.Usage, error)
 }
 
 // RuntimeStore is what Runtimes reads and writes: runtimes' records and
@@ -46,6 +45,13 @@ type RuntimeStore interface {
 	Events(ctx context.Context, sandboxID string) ([]sbx.Event, error)
 	AddEvents(ctx context.Context, sandboxID string, events ...sbx.Event) error
 	capability.Store // a start resolves and materializes the runtime's capabilities
+}
+
+// usageStore: the sums observe.go reads for the observability summary: use
+// per project, and what the default provider's sandboxes hold of the host.
+type usageStore interface {
+	UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*sbx.Usage, error)
+	ProviderUse(ctx context.Context, provider string) (sbx.PlanUse, error)
 }
 
 // creditStore: an org's balance and the prices, for the core's reads of credits (credits.go).
