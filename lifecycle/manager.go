@@ -1,7 +1,10 @@
 // Package lifecycle is the sandbox state machine. Every change of a sandbox's
-// state goes through a Manager: it writes the intent to the ledger, calls the
-// provider, and settles the outcome, so that a crash at any point leaves a row
-// that Reconcile can finish. It also runs the reaper that enforces timeouts.
+// state goes through a Manager, the core: it writes the intent to the ledger,
+// calls the provider, and settles the outcome, so that a crash at any point
+// leaves a row that Reconcile can finish. Over the core, each with a Store
+// interface of its own (store.go): Runtimes (a project's runtimes and their
+// capabilities), Members (the member limit of members and plans) and Loops
+// (the meter and the reaper).
 package lifecycle
 
 import (
@@ -31,7 +34,10 @@ type Config struct {
 	Limits          Limits        // what one sandbox may ask for, and the defaults (asks.go)
 }
 
-// Manager drives sandboxes through their lifecycle.
+// Manager drives sandboxes through their lifecycle: creates, transitions,
+// agents and their streams, reconcile, watchers, asks, and the reads of
+// logs, metrics and usage. The seams over it (Runtimes, Members, Loops)
+// change sandboxes only through it.
 type Manager struct {
 	store     Store
 	providers map[string]sbx.Provider

@@ -18,7 +18,8 @@ type Store interface {
 	usageStore
 	// a member's key reaches the sandboxes of its workspaces (Get)
 	MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error)
-	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error // a create of a runtime's sandbox
+	// a create of a runtime's sandbox (Runtimes.Start) points the runtime at it
+	InsertRuntimeSandbox(ctx context.Context, runtimeID string, once *sbx.Once, sb sbx.Sandbox, events ...sbx.Event) error
 }
 
 // sandboxStore: sandboxes: their rows, timelines and lists, and the once of an idempotent create.
