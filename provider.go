@@ -94,6 +94,22 @@ type LogReader interface {
 	Logs(ctx context.Context, h Handle) ([]LogLine, error)
 }
 
+// LogCursor is where a read of a provider's log stopped, for the next read
+// to go on from: a byte offset, and the time the lines after it take
+// until one of their own says another.
+type LogCursor struct {
+	Offset int64
+	At     time.Time
+}
+
+// LogFollower is implemented by log readers that can go on from where an
+// earlier read stopped (the zero cursor: the start), answering the whole
+// lines written since and where to go on next: following a log then costs
+// what it grows by, not its size.
+type LogFollower interface {
+	LogsFrom(ctx context.Context, h Handle, from LogCursor) ([]LogLine, LogCursor, error)
+}
+
 // MetricsReader is implemented by providers that can measure a sandbox.
 type MetricsReader interface {
 	Metrics(ctx context.Context, h Handle) (Metrics, error)

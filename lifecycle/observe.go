@@ -45,17 +45,8 @@ func (m *Manager) Logs(ctx context.Context, sb sbx.Sandbox, cursor string, limit
 // provider's own log when it keeps one (none before the provider made the
 // sandbox; a provider that cannot read it is logged, not an error).
 func (m *Manager) logSources(ctx context.Context, sb sbx.Sandbox) (timeline, own []sbx.LogLine, err error) {
-	events, err := m.store.Events(ctx, sb.ID)
-	if err != nil {
+	if timeline, err = m.timelineLines(ctx, sb); err != nil {
 		return nil, nil, err
-	}
-	timeline = make([]sbx.LogLine, 0, len(events))
-	for _, e := range events {
-		text := e.Step
-		if e.Detail != "" {
-			text += ": " + e.Detail
-		}
-		timeline = append(timeline, sbx.LogLine{At: e.At, Source: "sbx", Line: text})
 	}
 	if p, ok := m.providers[sb.Provider].(sbx.LogReader); ok && !sb.Handle.IsZero() {
 		own, err = p.Logs(ctx, sb.Handle)
@@ -64,6 +55,23 @@ func (m *Manager) logSources(ctx context.Context, sb sbx.Sandbox) (timeline, own
 		}
 	}
 	return timeline, own, nil
+}
+
+// timelineLines is sb's timeline as log lines (source "sbx").
+func (m *Manager) timelineLines(ctx context.Context, sb sbx.Sandbox) ([]sbx.LogLine, error) {
+	events, err := m.store.Events(ctx, sb.ID)
+	if err != nil {
+		return nil, err
+	}
+	timeline := make([]sbx.LogLine, 0, len(events))
+	for _, e := range events {
+		text := e.Step
+		if e.Detail != "" {
+			text += ": " + e.Detail
+		}
+		timeline = append(timeline, sbx.LogLine{At: e.At, Source: "sbx", Line: text})
+	}
+	return timeline, nil
 }
 
 // FollowEvery is how often FollowLogs looks for new lines and for the
@@ -77,6 +85,8 @@ var FollowEvery = 250 * time.Millisecond
 // another serve on the same database kills ends the stream too.
 func (m *Manager) FollowLogs(ctx context.Context, sb sbx.Sandbox, emit func([]sbx.LogLine) error) error {
 	var seenTimeline, seenOwn int // lines passed on from each part
+	var cursor sbx.LogCursor      // where the provider's log was read to, when it can go on from there
+	follower, follows := m.providers[sb.Provider].(sbx.LogFollower)
 	tick := time.NewTicker(FollowEvery)
 	defer tick.Stop()
 	for {
@@ -86,8 +96,21 @@ func (m *Manager) FollowLogs(ctx context.Context, sb sbx.Sandbox, emit func([]sb
 		if err != nil {
 			return err
 		}
-		timeline, own, err := m.logSources(ctx, cur)
-		if err != nil {
+		var timeline, own []sbx.LogLine
+		if follows {
+			// Only what the provider's log grew by: a follower costs
+			// that, not the log's size, each time it looks.
+			if timeline, err = m.timelineLines(ctx, cur); err != nil {
+				return err
+			}
+			if !cur.Handle.IsZero() {
+				var fresh []sbx.LogLine
+				if fresh, cursor, err = follower.LogsFrom(ctx, cur.Handle, cursor); err != nil {
+					m.log.Warn("reading provider logs", "sandbox", sb.ID, "err", err)
+				}
+				own, seenOwn = fresh, 0
+			}
+		} else if timeline, own, err = m.logSources(ctx, cur); err != nil {
 			return err
 		}
 		// Both parts only grow; a provider's log that shrank (its files
@@ -99,7 +122,9 @@ func (m *Manager) FollowLogs(ctx context.Context, sb sbx.Sandbox, emit func([]sb
 		}
 		if len(own) > seenOwn {
 			fresh = append(fresh, own[seenOwn:]...)
-			seenOwn = len(own)
+			if !follows {
+				seenOwn = len(own)
+			}
 		}
 		sort.SliceStable(fresh, func(i, j int) bool { return fresh[i].At.Before(fresh[j].At) })
 		if len(fresh) > 0 {

@@ -3,7 +3,10 @@ package local
 import (
 	"bufio"
 	"context"
+	"errors"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -11,33 +14,69 @@ import (
 
 // Logs implements sbx.LogReader: the sandbox's output.log, the provider's
 // dated lines as source "local" and the sandbox's own output as "output",
-// each dated by the provider line before it.
+// each dated by the provider line before it; a last line without its
+// newline too.
 func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error) {
+	lines, _, err := p.readLog(h, sbx.LogCursor{}, true)
+	return lines, err
+}
+
+// LogsFrom implements sbx.LogFollower: the whole lines of output.log after
+// from, and where the next read goes on.
+func (p *Provider) LogsFrom(ctx context.Context, h sbx.Handle, from sbx.LogCursor) ([]sbx.LogLine, sbx.LogCursor, error) {
+	return p.readLog(h, from, false)
+}
+
+// readLog parses output.log from cursor from on; with partial, a last line
+// without its newline is answered too (and not counted in the cursor).
+func (p *Provider) readLog(h sbx.Handle, from sbx.LogCursor, partial bool) ([]sbx.LogLine, sbx.LogCursor, error) {
 	id, err := handleID(h)
 	if err != nil {
-		return nil, err
+		return nil, from, err
 	}
 	f, err := os.Open(p.outputFile(id))
 	if os.IsNotExist(err) {
-		return nil, nil
+		return nil, from, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, from, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() < from.Offset {
+		from = sbx.LogCursor{} // a new file: start it again
+	}
+	if _, err := f.Seek(from.Offset, io.SeekStart); err != nil {
+		return nil, from, err
+	}
 	var lines []sbx.LogLine
-	var at time.Time
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if stamp, text, ok := parseNote(sc.Text()); ok {
-			at = stamp
-			lines = append(lines, sbx.LogLine{At: at, Source: Name, Line: p.scrub(text)})
-		} else {
-			lines = append(lines, sbx.LogLine{At: at, Source: "output", Line: p.scrub(sc.Text())})
+	next := from
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		raw, err := r.ReadSlice('\n')
+		whole := err == nil
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line over the buffer: take what is there as a line of its own.
+			whole, err = true, nil
+		}
+		if len(raw) > 0 && (whole || partial) {
+			text := strings.TrimSuffix(string(raw), "\n")
+			if stamp, note, ok := parseNote(text); ok {
+				next.At = stamp
+				lines = append(lines, sbx.LogLine{At: stamp, Source: Name, Line: p.scrub(note)})
+			} else {
+				lines = append(lines, sbx.LogLine{At: next.At, Source: "output", Line: p.scrub(text)})
+			}
+			if whole {
+				next.Offset += int64(len(raw))
+			}
+		}
+		if err == io.EOF {
+			return lines, next, nil
+		}
+		if err != nil {
+			return lines, next, err
 		}
 	}
-	return lines, sc.Err()
 }
 
 // Metrics implements sbx.MetricsReader: CPU, memory, processes and network
