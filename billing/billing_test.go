@@ -1,10 +1,8 @@
 package billing_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,16 +11,14 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/billing"
+	"github.com/sbxdev/sbx/internal/testorg"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/pricing"
 )
 
-var t0 = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+var t0 = testorg.T0
 
-type clock struct{}
-
-func (clock) Now() time.Time                       { return t0 }
-func (clock) After(time.Duration) <-chan time.Time { return nil }
+type clock = testorg.Clock
 
 // org is an org on a real SQLite ledger with a caller of every kind, and
 // the operator's key (of an org of its own).
@@ -35,46 +31,12 @@ type org struct {
 
 func newOrg(t *testing.T) org {
 	t.Helper()
-	ctx := context.Background()
-	store, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "l.db"), bytes.Repeat([]byte{1}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	auth := func(secret string) sbx.Caller {
-		c, err := store.Authenticate(ctx, secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	made, err := store.CreateOrgWith(ctx, sbx.NewOrg{Name: "acme", Credits: 1_000_000, Key: sbx.APIKey{Name: "owner"}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op, err := store.CreateOrgWith(ctx, sbx.NewOrg{Name: "ops", Key: sbx.APIKey{Name: "admin", Operator: true}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := func(k sbx.APIKey) sbx.Caller {
-		k.OrgID, k.Name = made.Org.ID, "k"
-		_, secret, err := store.CreateAPIKey(ctx, k, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return auth(secret)
-	}
-	member := func(email string, role sbx.Role) sbx.Caller {
-		m, _, err := store.AddMember(ctx, made.Org.ID, made.Workspace.ID, email, "", role, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key(sbx.APIKey{UserID: m.User.ID})
-	}
+	o := testorg.New(t, 1_000_000)
+	ws := o.Made.Workspace.ID
 	return org{
-		store: store, svc: billing.Service{Store: store, Clock: clock{}}, made: made,
-		owner: auth(made.Secret), admin: member("admin@example.com", sbx.RoleAdmin), member: member("ada@example.com", sbx.RoleMember),
-		project: key(sbx.APIKey{ProjectID: made.Project.ID}), operator: auth(op.Secret),
+		store: o.Store, svc: billing.Service{Store: o.Store, Clock: clock{}}, made: o.Made,
+		owner: o.Owner, admin: o.Member(ws, "admin@example.com", sbx.RoleAdmin), member: o.Member(ws, "ada@example.com", sbx.RoleMember),
+		project: o.Key(sbx.APIKey{ProjectID: o.Made.Project.ID}), operator: o.Operator(),
 	}
 }
 

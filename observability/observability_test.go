@@ -1,11 +1,9 @@
 package observability_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,18 +12,16 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/authz"
+	"github.com/sbxdev/sbx/internal/testorg"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/observability"
 	"github.com/sbxdev/sbx/providertest"
 )
 
-var t0 = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+var t0 = testorg.T0
 
-type clock struct{}
-
-func (clock) Now() time.Time                       { return t0 }
-func (clock) After(time.Duration) <-chan time.Time { return nil }
+type clock = testorg.Clock
 
 // sandboxes is a real lifecycle manager over the Memory provider, with the
 // host's disk and the default provider's health set by the test.
@@ -71,45 +67,19 @@ type org struct {
 func newOrg(t *testing.T) *org {
 	t.Helper()
 	ctx := context.Background()
-	store, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "l.db"), bytes.Repeat([]byte{1}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	o := &org{store: store}
-	auth := func(secret string) sbx.Caller {
-		c, err := store.Authenticate(ctx, secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	if o.made, err = store.CreateOrgWith(ctx, sbx.NewOrg{Name: "acme", Credits: 5_000_000, Key: sbx.APIKey{Name: "owner"}}, t0); err != nil {
-		t.Fatal(err)
-	}
+	base := testorg.New(t, 5_000_000)
+	store := base.Store
+	o := &org{store: store, made: base.Made, owner: base.Owner}
+	var err error
 	if o.web, _, err = store.CreateProject(ctx, o.made.Org.ID, o.made.Workspace.ID, "web", t0); err != nil {
 		t.Fatal(err)
 	}
 	if _, o.lab, err = store.CreateWorkspace(ctx, o.made.Org.ID, "lab", "", "", t0); err != nil {
 		t.Fatal(err)
 	}
-	key := func(k sbx.APIKey) sbx.Caller {
-		k.OrgID, k.Name = o.made.Org.ID, "k"
-		_, secret, err := store.CreateAPIKey(ctx, k, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return auth(secret)
-	}
-	member := func(ws, email string) sbx.Caller {
-		m, _, err := store.AddMember(ctx, o.made.Org.ID, ws, email, "", sbx.RoleMember, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key(sbx.APIKey{UserID: m.User.ID})
-	}
-	o.owner, o.proj = auth(o.made.Secret), key(sbx.APIKey{ProjectID: o.web.ID})
-	o.member, o.labber = member(o.made.Workspace.ID, "ada@example.com"), member(o.lab.WorkspaceID, "bob@example.com")
+	o.proj = base.Key(sbx.APIKey{ProjectID: o.web.ID})
+	o.member = base.Member(o.made.Workspace.ID, "ada@example.com", sbx.RoleMember)
+	o.labber = base.Member(o.lab.WorkspaceID, "bob@example.com", sbx.RoleMember)
 	mgr := lifecycle.New(store, []sbx.Provider{providertest.NewMemory(providertest.MemoryOptions{})},
 		lifecycle.Config{DefaultProvider: providertest.MemoryName, MaxTimeout: 2 * time.Hour}, clock{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	o.sbs = &sandboxes{Manager: mgr}

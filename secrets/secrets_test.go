@@ -1,26 +1,18 @@
 package secrets_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/authz"
-	"github.com/sbxdev/sbx/ledger"
+	"github.com/sbxdev/sbx/internal/testorg"
 	"github.com/sbxdev/sbx/secrets"
 )
 
-var t0 = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
-
-type clock struct{}
-
-func (clock) Now() time.Time                       { return t0 }
-func (clock) After(time.Duration) <-chan time.Time { return nil }
+var t0 = testorg.T0
 
 // org is an org on a real SQLite ledger with a caller of every kind.
 type org struct {
@@ -30,43 +22,13 @@ type org struct {
 
 func newOrg(t *testing.T) org {
 	t.Helper()
-	ctx := context.Background()
-	store, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "l.db"), bytes.Repeat([]byte{1}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	made, err := store.CreateOrgWith(ctx, sbx.NewOrg{Name: "acme", Key: sbx.APIKey{Name: "owner"}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth := func(secret string) sbx.Caller {
-		c, err := store.Authenticate(ctx, secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	key := func(k sbx.APIKey) sbx.Caller {
-		k.OrgID, k.Name = made.Org.ID, "k"
-		_, secret, err := store.CreateAPIKey(ctx, k, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return auth(secret)
-	}
-	member := func(email string, role sbx.Role) sbx.Caller {
-		m, _, err := store.AddMember(ctx, made.Org.ID, made.Workspace.ID, email, "", role, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key(sbx.APIKey{UserID: m.User.ID})
-	}
+	o := testorg.New(t, 0)
+	ws := o.Made.Workspace.ID
 	return org{
-		svc:   secrets.New(store, authz.Policy{Store: store}, clock{}),
-		owner: auth(made.Secret), admin: member("admin@example.com", sbx.RoleAdmin),
-		member: member("ada@example.com", sbx.RoleMember), other: member("bob@example.com", sbx.RoleMember),
-		project: key(sbx.APIKey{ProjectID: made.Project.ID}),
+		svc:   secrets.New(o.Store, authz.Policy{Store: o.Store}, testorg.Clock{}),
+		owner: o.Owner, admin: o.Member(ws, "admin@example.com", sbx.RoleAdmin),
+		member: o.Member(ws, "ada@example.com", sbx.RoleMember), other: o.Member(ws, "bob@example.com", sbx.RoleMember),
+		project: o.Key(sbx.APIKey{ProjectID: o.Made.Project.ID}),
 	}
 }
 

@@ -1,27 +1,21 @@
 package sessions_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/authz"
-	"github.com/sbxdev/sbx/ledger"
+	"github.com/sbxdev/sbx/internal/testorg"
 	"github.com/sbxdev/sbx/sessions"
 )
 
-var t0 = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+var t0 = testorg.T0
 
-type clock struct{}
-
-func (clock) Now() time.Time                       { return t0 }
-func (clock) After(time.Duration) <-chan time.Time { return nil }
+type clock = testorg.Clock
 
 func wantErr(t *testing.T, err error, code sbx.Code, msg string) {
 	t.Helper()
@@ -37,15 +31,8 @@ func wantErr(t *testing.T, err error, code sbx.Code, msg string) {
 // of another workspace none.
 func TestWhoReachesSessions(t *testing.T) {
 	ctx := context.Background()
-	store, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "l.db"), bytes.Repeat([]byte{1}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	made, err := store.CreateOrgWith(ctx, sbx.NewOrg{Name: "acme", Key: sbx.APIKey{Name: "owner"}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := testorg.New(t, 0)
+	store, made := o.Store, o.Made
 	orgID, ws := made.Org.ID, made.Workspace
 	p2, r2, err := store.CreateProject(ctx, orgID, ws.ID, "two", t0)
 	if err != nil {
@@ -55,30 +42,7 @@ func TestWhoReachesSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := func(secret string, err error) sbx.Caller {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := store.Authenticate(ctx, secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	key := func(k sbx.APIKey) sbx.Caller {
-		k.OrgID, k.Name = orgID, "k"
-		_, secret, err := store.CreateAPIKey(ctx, k, t0)
-		return auth(secret, err)
-	}
-	member := func(wsID, email string) sbx.Caller {
-		m, _, err := store.AddMember(ctx, orgID, wsID, email, "", sbx.RoleMember, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key(sbx.APIKey{UserID: m.User.ID})
-	}
-	owner, ada, bob, pk2 := auth(made.Secret, nil), member(ws.ID, "ada@example.com"), member(other.ID, "bob@example.com"), key(sbx.APIKey{ProjectID: p2.ID})
+	owner, ada, bob, pk2 := o.Owner, o.Member(ws.ID, "ada@example.com", sbx.RoleMember), o.Member(other.ID, "bob@example.com", sbx.RoleMember), o.Key(sbx.APIKey{ProjectID: p2.ID})
 	svc := sessions.New(store, authz.Policy{Store: store}, clock{})
 
 	s1, err := svc.Create(ctx, owner, "default", made.Runtime.ID, "one")
