@@ -12,13 +12,10 @@ func (s *Server) sandboxLogs(w http.ResponseWriter, r *http.Request) {
 	s.logs(w, r, r.PathValue("id"))
 }
 
-// logs answers a page of a sandbox's log.
+// logs answers a page of a sandbox's log (its query, limit and cursor,
+// checked by checkInput).
 func (s *Server) logs(w http.ResponseWriter, r *http.Request, ref string) {
 	q := r.URL.Query()
-	if err := onlyParams(q, "limit", "cursor"); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	limit, err := parseLimit(q)
 	if err != nil {
 		s.error(w, r, err)
@@ -73,11 +70,9 @@ func (s *Server) sandboxLogStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// sandboxMetrics answers a running sandbox's metrics. Its query (none) is
+// checked by checkInput.
 func (s *Server) sandboxMetrics(w http.ResponseWriter, r *http.Request) {
-	if err := onlyParams(r.URL.Query()); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	sb, err := s.mgr.Get(r.Context(), caller(r), r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -95,6 +96,24 @@ func (s *Server) checkInput(op operation, h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// onlyParams rejects query parameters other than allowed.
+func onlyParams(q url.Values, allowed ...string) error {
+	for k := range q {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			takes := "none"
+			if len(allowed) > 0 {
+				takes = strings.Join(allowed, ", ")
+			}
+			return sbx.Invalid(k, "unknown query parameter %q; this endpoint takes %s", k, takes)
+		}
+	}
+	return nil
 }
 
 // hasBody reports whether r comes with a body that is not empty.

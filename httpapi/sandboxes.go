@@ -139,21 +139,3 @@ func parseLimit(q url.Values) (int, error) {
 	}
 	return n, nil
 }
-
-// onlyParams rejects query parameters other than allowed.
-func onlyParams(q url.Values, allowed ...string) error {
-	for k := range q {
-		ok := false
-		for _, a := range allowed {
-			ok = ok || k == a
-		}
-		if !ok {
-			takes := "none"
-			if len(allowed) > 0 {
-				takes = strings.Join(allowed, ", ")
-			}
-			return sbx.Invalid(k, "unknown query parameter %q; this endpoint takes %s", k, takes)
-		}
-	}
-	return nil
-}
