@@ -84,7 +84,7 @@ func (a *Agent) makeDir(w http.ResponseWriter, r *http.Request) error {
 		return invalidField("path", "the body needs a path")
 	}
 	path := a.resolve(req.Path)
-	acct, err := a.lookupAccount(r.URL.Query().Get("user"))
+	acct, err := a.userParam(r)
 	if err != nil {
 		return err
 	}

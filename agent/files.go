@@ -158,7 +158,7 @@ func (a *Agent) writeFile(w http.ResponseWriter, r *http.Request) error {
 		}
 		mode = fs.FileMode(v)
 	}
-	acct, err := a.lookupAccount(r.URL.Query().Get("user"))
+	acct, err := a.userParam(r)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (a *Agent) uploadFiles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	acct, err := a.lookupAccount(r.URL.Query().Get("user"))
+	acct, err := a.userParam(r)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -52,6 +53,17 @@ func (a *Agent) lookupAccount(name string) (*account, error) {
 		acct.cred = &syscall.Credential{Uid: acct.uid, Gid: acct.gid, Groups: groupsOf(acct.name, acct.gid)}
 	}
 	return acct, nil
+}
+
+// userParam is the account a file request's ?user names, the default user
+// when it names none; given empty (?user=) it is a 400, as every other
+// query parameter given empty.
+func (a *Agent) userParam(r *http.Request) (*account, error) {
+	name, _, err := queryParam(r, "user")
+	if err != nil {
+		return nil, err
+	}
+	return a.lookupAccount(name)
 }
 
 // resolveAccount reads name ("" is the agent's own user) from the user

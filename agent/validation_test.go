@@ -238,6 +238,7 @@ func TestQueryValidation(t *testing.T) {
 		{"GET", "/files/watch?path=.&recursive=", "recursive", "empty"},
 		{"PUT", "/files?path=new&mode=", "mode", "empty"},
 		{"PUT", "/files?path=new&mode=999", "mode", "octal"},
+		{"PUT", "/files?path=new&user=", "user", "empty"},
 		{"GET", "/files/stat?path=", "path", "needs a path"},
 	} {
 		env := e.refused(c.method, c.path, "", "", 400)
