@@ -169,9 +169,12 @@ func (s *Server) uncleanPath(w http.ResponseWriter, r *http.Request, runtime boo
 	if !strings.HasPrefix(p, "/") {
 		return false // not a path ServeMux cleans: "*", or a CONNECT's authority
 	}
-	segments := strings.Split(p[1:], "/")
-	for i, seg := range segments {
-		if (seg == "" && i < len(segments)-1) || seg == "." || seg == ".." {
+	// Segment by segment, without a slice of them: this runs on every
+	// request. A last empty segment (a path ending in "/") is clean.
+	for rest, more := p[1:], true; more; {
+		var seg string
+		seg, rest, more = strings.Cut(rest, "/")
+		if (seg == "" && more) || seg == "." || seg == ".." {
 			s.error(w, r, sbx.Invalid("path", "the path has a %q segment; send it in its clean form", seg))
 			return true
 		}
