@@ -87,10 +87,10 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 // has routes for other methods, else a 404.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allow []string
+	probe := *r // a shallow copy: Handler only reads its method, host and path
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+		if _, pattern := s.mux.Handler(&probe); pattern != "/" && pattern != "" {
 			allow = append(allow, m)
 		}
 	}
