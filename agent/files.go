@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -78,7 +79,11 @@ func (a *Agent) readFile(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	size, err := f.Seek(0, io.SeekEnd)
 	if err == nil && size > 0 && size == fi.Size() && (n == len(first) || int64(n) == size) {
-		http.ServeContent(&enveloped{ResponseWriter: w, path: path}, r, "", fi.ModTime(), f)
+		var content io.ReadSeeker = f
+		if int64(n) == size {
+			content = bytes.NewReader(first[:n]) // all of it is read already: not again
+		}
+		http.ServeContent(&enveloped{ResponseWriter: w, path: path}, r, "", fi.ModTime(), content)
 		return nil
 	}
 	// No size to trust (a file of /proc or /sys): send what the file
