@@ -73,15 +73,18 @@ func operations() map[string]operation {
 // not of its type (415).
 func (s *Server) checkInput(op operation, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		err := onlyParams(q, op.query...)
-		for _, name := range op.query {
-			switch vs := q[name]; {
-			case err != nil:
-			case slices.Contains(vs, "") && name != "cursor": // an empty cursor is the first page
-				err = sbx.Invalid(name, "query parameter %s is empty: give it a value or leave it out", name)
-			case len(vs) > 1 && !op.repeat[name]:
-				err = sbx.Invalid(name, "query parameter %s is given %d times; it takes one value", name, len(vs))
+		var err error
+		if r.URL.RawQuery != "" { // most requests have none: nothing to parse
+			q := r.URL.Query()
+			err = onlyParams(q, op.query...)
+			for _, name := range op.query {
+				switch vs := q[name]; {
+				case err != nil:
+				case slices.Contains(vs, "") && name != "cursor": // an empty cursor is the first page
+					err = sbx.Invalid(name, "query parameter %s is empty: give it a value or leave it out", name)
+				case len(vs) > 1 && !op.repeat[name]:
+					err = sbx.Invalid(name, "query parameter %s is given %d times; it takes one value", name, len(vs))
+				}
 			}
 		}
 		if ct := r.Header.Get("Content-Type"); err == nil && op.jsonBody && hasBody(r) && !isJSON(ct) {
