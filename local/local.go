@@ -76,6 +76,8 @@ type Provider struct {
 
 	diskMu  sync.Mutex             // held while the disk is measured and a share admitted
 	pending map[string]pendingDisk // provider ID → a share admitted, not yet held by a recorded sandbox
+
+	hostPaths []hostPath // what scrub replaces: findHostPaths, once
 }
 
 // New returns the provider, creating its directories.
@@ -107,6 +109,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("engine %q is not one the local provider runs (runsc or runc)", cfg.Engine)
 	}
 	p := &Provider{layout: l, cfg: cfg, engine: e, rs: e.command(), pending: map[string]pendingDisk{}}
+	p.hostPaths = p.findHostPaths()
 	for _, d := range []string{p.rs.Root, p.sandboxesDir()} { // 0700 even when an older sbx made them
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err

@@ -50,7 +50,8 @@ type hostPath struct{ path, name string }
 
 // hostPaths are the host's directories that may appear in what runsc says,
 // longest first: the data dir, the templates' directory, the engine's binary.
-func (p *Provider) hostPaths() []hostPath {
+// New keeps them (Provider.hostPaths), since scrub runs on every log line.
+func (p *Provider) findHostPaths() []hostPath {
 	var out []hostPath
 	add := func(path, name string) {
 		if path == "" {
@@ -74,7 +75,7 @@ func (p *Provider) hostPaths() []hostPath {
 // logs, a diagnostic, a provider error): they say nothing to the owner and
 // tell how the host is laid out.
 func (p *Provider) scrub(s string) string {
-	for _, h := range p.hostPaths() {
+	for _, h := range p.hostPaths {
 		s = strings.ReplaceAll(s, h.path, h.name)
 	}
 	return s
