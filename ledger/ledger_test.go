@@ -234,7 +234,7 @@ func listPagesAndFilters(t *testing.T, dsn string) {
 	if next, _ := s.NextExpiry(ctx); !next.Equal(t0.Add(time.Minute)) {
 		t.Errorf("next expiry %s", next)
 	}
-	usage, err := s.UsageByProject(ctx, org.ID, "", t0.Add(time.Hour))
+	usage, err := s.UsageByProject(ctx, org.ID, sbx.Reach{}, t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func listPagesAndFilters(t *testing.T, dsn string) {
 		t.Errorf("usage %+v", u)
 	}
 	for member, want := range map[string]int{ada.User.ID: 1, bob.User.ID: 0} {
-		if usage, err := s.UsageByProject(ctx, org.ID, member, t0.Add(time.Hour)); err != nil || len(usage) != want {
+		if usage, err := s.UsageByProject(ctx, org.ID, sbx.Reach{UserID: member}, t0.Add(time.Hour)); err != nil || len(usage) != want {
 			t.Errorf("usage for member %s: %d projects, %v; want %d", member, len(usage), err, want)
 		}
 	}

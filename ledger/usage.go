@@ -24,21 +24,18 @@ func addUsage(u *Usage, state sbx.State, kind sbx.Kind, provider string, n int, 
 	u.BilledMicros += billed
 }
 
-// UsageByProject sums an org's sandboxes per project ID, as of now; with
-// memberID, only those of the workspaces that user is a member of.
-func (s *Store) UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*Usage, error) {
-	member, args := "", []any{now.UnixMicro(), orgID}
-	if memberID != "" {
-		member, args = " AND "+inMembersWorkspaces, append(args, memberID)
-	}
+// UsageByProject sums an org's sandboxes within reach per project ID, as
+// of now.
+func (s *Store) UsageByProject(ctx context.Context, orgID string, reach sbx.Reach, now time.Time) (map[string]*Usage, error) {
+	within, withinArgs := reachClause(reach, "workspace_id", "project_id")
 	rows, err := s.read().query(ctx, `
 		SELECT project_id, state, kind, provider, count(*),
 			CAST(sum(CASE WHEN state = 'running' THEN milli_cpu ELSE 0 END) AS BIGINT),
 			CAST(sum(CASE WHEN state = 'running' THEN memory_mb ELSE 0 END) AS BIGINT),
 			CAST(sum(CASE WHEN started_at IS NULL THEN 0 ELSE coalesce(ended_at, ?) - started_at END) AS BIGINT),
 			CAST(sum(billed_micros) AS BIGINT)
-		FROM sandboxes WHERE org_id = ?`+member+`
-		GROUP BY project_id, state, kind, provider`, args...)
+		FROM sandboxes WHERE `+within+`org_id = ?
+		GROUP BY project_id, state, kind, provider`, append(append([]any{now.UnixMicro()}, withinArgs...), orgID)...)
 	if err != nil {
 		return nil, err
 	}

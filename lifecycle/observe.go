@@ -163,21 +163,9 @@ func (m *Manager) Metrics(ctx context.Context, sb sbx.Sandbox) (sbx.Metrics, err
 	return metrics, nil
 }
 
-// Usage sums the caller's sandboxes per project.
+// Usage sums the caller's sandboxes per project: those within its reach.
 func (m *Manager) Usage(ctx context.Context, c sbx.Caller) (map[string]*ledger.Usage, error) {
-	member := ""
-	if c.MemberScoped() {
-		member = c.User.ID
-	}
-	us, err := m.store.UsageByProject(ctx, c.Org.ID, member, m.clock.Now())
-	if err != nil || c.OrgWide() {
-		return us, err
-	}
-	mine := map[string]*ledger.Usage{}
-	if u := us[c.Key.ProjectID]; u != nil {
-		mine[c.Key.ProjectID] = u
-	}
-	return mine, nil
+	return m.store.UsageByProject(ctx, c.Org.ID, c.Reach(), m.clock.Now())
 }
 
 // Disk reports the disk of the default provider's host, when the provider

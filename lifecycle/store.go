@@ -51,7 +51,7 @@ type RuntimeStore interface {
 // usageStore: the sums observe.go reads for the observability summary: use
 // per project, and what the default provider's sandboxes hold of the host.
 type usageStore interface {
-	UsageByProject(ctx context.Context, orgID, memberID string, now time.Time) (map[string]*sbx.Usage, error)
+	UsageByProject(ctx context.Context, orgID string, reach sbx.Reach, now time.Time) (map[string]*sbx.Usage, error)
 	ProviderUse(ctx context.Context, provider string) (sbx.PlanUse, error)
 }
 
