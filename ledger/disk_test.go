@@ -2,7 +2,6 @@ package ledger_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/sbxdev/sbx"
@@ -115,26 +114,7 @@ func planDiskAdmissionIsRaceFree(t *testing.T, dsn string) {
 	if err := s.InsertSandbox(ctx, held); err != nil {
 		t.Fatal(err)
 	}
-	start := make(chan struct{})
-	errs := make([]error, 20)
-	var wg sync.WaitGroup
-	for i := range errs {
-		wg.Go(func() {
-			<-start
-			errs[i] = s.InsertSandbox(ctx, withDisk(c, 1000))
-		})
-	}
-	close(start)
-	wg.Wait()
-	admitted := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			admitted++
-		case sbx.ErrorCode(err) != sbx.EPlanLimit:
-			t.Errorf("unexpected error: %v", err)
-		}
-	}
+	admitted := contend(t, 20, func(int) error { return s.InsertSandbox(ctx, withDisk(c, 1000)) })
 	use, err := s.PlanUse(ctx, c.Org.ID)
 	if admitted != 3 || err != nil || use.DiskMB != 4000 {
 		t.Fatalf("%d admitted, %d MB held (%v); want 3 and 4000 MB", admitted, use.DiskMB, err)
