@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// IdempotencyHeader carries a client's key for a request it may retry (a
+// create, a runtime's start): the same key with an equal request answers
+// what the first request made.
+const IdempotencyHeader = "Idempotency-Key"
+
 // CreateSandboxRequest is the body of POST /api/v1/sandboxes.
 type CreateSandboxRequest struct {
 	TemplateID string            `json:"templateID" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"Template to start from, e.g. base or code-interpreter."`

@@ -76,7 +76,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 	var out apiv1.Sandbox
 	var err error
 	for try := 1; ; try++ {
-		err = c.doWith(ctx, http.MethodPost, "/api/v1/sandboxes", nil, http.Header{"Idempotency-Key": {key}}, req, &out)
+		err = c.doWith(ctx, http.MethodPost, "/api/v1/sandboxes", nil, http.Header{apiv1.IdempotencyHeader: {key}}, req, &out)
 		var answered *apiv1.Error
 		if err == nil || errors.As(err, &answered) || ctx.Err() != nil || try == createTries {
 			break

@@ -7,21 +7,19 @@ import (
 	"net/http"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
 )
-
-// IdempotencyHeader carries a client's key for a create it may retry.
-const IdempotencyHeader = "Idempotency-Key"
 
 // once reads the request's Idempotency-Key (nil without one) for what it
 // asks, v: a retry with the same key and an equal request is the same
 // request.
 func once(r *http.Request, v any) (*sbx.Once, error) {
-	key := r.Header.Get(IdempotencyHeader)
+	key := r.Header.Get(apiv1.IdempotencyHeader)
 	if key == "" {
 		return nil, nil
 	}
 	if len(key) > 255 || !printable(key) {
-		return nil, sbx.Invalid(IdempotencyHeader, "the %s header must be 1 to 255 printable ASCII characters, such as a UUID", IdempotencyHeader)
+		return nil, sbx.Invalid(apiv1.IdempotencyHeader, "the %s header must be 1 to 255 printable ASCII characters, such as a UUID", apiv1.IdempotencyHeader)
 	}
 	asked, err := json.Marshal(v)
 	if err != nil {
