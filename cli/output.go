@@ -72,8 +72,8 @@ func table(w io.Writer, header []string, rows [][]string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, line := range strings.SplitAfter(buf.String(), "\n") {
-		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+strings.Repeat("\n", strings.Count(line, "\n"))); err != nil {
+	for line := range strings.Lines(buf.String()) { // each ends in "\n": Fprintln
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
 			return err
 		}
 	}
