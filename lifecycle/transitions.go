@@ -14,7 +14,7 @@ import (
 // call, and how the outcome settles the row's other fields.
 type step struct {
 	action  sbx.Action
-	check   func(sb *sbx.Sandbox) error                                   // optional: more conditions on the row
+	admit   func(ctx context.Context, sb sbx.Sandbox) error               // optional: conditions beyond the row (below)
 	prepare func(sb *sbx.Sandbox)                                         // optional: changes written with the intent
 	call    func(context.Context, sbx.Provider, sbx.Sandbox) (any, error) // the provider call
 	settle  func(sb *sbx.Sandbox, t sbx.Transition, result any)           // applies a successful outcome: t.To and the rest
@@ -23,22 +23,35 @@ type step struct {
 // run applies st to the sandbox with sbx UUID id: lock, check and write the
 // intent, call the provider, settle. A provider failure clears the intent,
 // records the failure in the timeline and leaves the state as it was.
+//
+// st.admit asks what lies beyond the row (the org's balance, the provider's
+// host) of the row as read under the sandbox's lock, once the table allows
+// the action, before the transaction that writes the intent: neither is
+// read in that transaction's snapshot anyway, and a provider measuring its
+// disk would hold the ledger's one writer (SQLite) while it did. A table's
+// refusal is left to the transaction, which answers it first as before.
 func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, error) {
 	unlock, err := m.lock(ctx, id)
 	if err != nil {
 		return sbx.Sandbox{}, err
 	}
 	defer unlock()
+	if st.admit != nil {
+		cur, err := m.store.GetSandbox(ctx, "", id)
+		if err != nil {
+			return cur, err
+		}
+		if _, err := sbx.Allow(cur, st.action); err == nil {
+			if err := st.admit(ctx, cur); err != nil {
+				return cur, err
+			}
+		}
+	}
 	var t sbx.Transition
 	sb, err := m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		var err error
 		if t, err = sbx.Allow(*sb, st.action); err != nil {
 			return nil, err
-		}
-		if st.check != nil {
-			if err := st.check(sb); err != nil {
-				return nil, err
-			}
 		}
 		sb.Intent, sb.UpdatedAt = t.Intent, m.clock.Now()
 		if st.prepare != nil {
@@ -155,11 +168,11 @@ func (m *Manager) Resume(ctx context.Context, c sbx.Caller, ref string, timeout 
 func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
 		action: sbx.ActionResume,
-		check: func(sb *sbx.Sandbox) error {
+		admit: func(ctx context.Context, sb sbx.Sandbox) error {
 			if err := m.checkFunded(ctx, sb.OrgID, "resume sandbox "+sb.ProviderSandboxID); err != nil {
 				return err
 			}
-			return m.admitResume(ctx, *sb)
+			return m.admitResume(ctx, sb)
 		},
 		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
 			return p.Resume(ctx, sb.Handle)
