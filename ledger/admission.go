@@ -86,7 +86,7 @@ func admit(ctx context.Context, tx db, sb sbx.Sandbox, newRow bool) error {
 		return err
 	}
 	p := org.Plan
-	compute, disk := takesCompute(sb), newRow && holdsDisk(sb)
+	compute := takesCompute(sb)
 	if compute && p.MaxMembers > 0 {
 		var ws string
 		var members int
@@ -99,7 +99,11 @@ func admit(ctx context.Context, tx db, sb sbx.Sandbox, newRow bool) error {
 				"its sandboxes stay paused until an owner or admin removes members or the operator raises the plan", ws, members, p.MaxMembers)
 		}
 	}
-	if !(compute && (p.MaxSandboxes > 0 || p.MaxMilliCPU > 0 || p.MaxMemoryMB > 0 || p.MaxGPUPercent > 0)) && !(disk && p.MaxDiskMB > 0) {
+	// The limits that bound sb here: its compute's, when it takes compute
+	// and the plan sets any; its disk's, for a new row that holds disk.
+	boundCompute := compute && (p.MaxSandboxes > 0 || p.MaxMilliCPU > 0 || p.MaxMemoryMB > 0 || p.MaxGPUPercent > 0)
+	boundDisk := newRow && holdsDisk(sb) && p.MaxDiskMB > 0
+	if !boundCompute && !boundDisk {
 		return nil
 	}
 	use, err := planUse(ctx, tx, sb.OrgID, sb.ID)
@@ -113,7 +117,7 @@ func admit(ctx context.Context, tx db, sb sbx.Sandbox, newRow bool) error {
 	}
 	const advice = "stop or pause a sandbox, or ask the operator for a larger plan"
 	switch {
-	case !compute:
+	case !boundCompute:
 	case p.MaxSandboxes > 0 && use.Sandboxes+1 > p.MaxSandboxes:
 		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d concurrent sandboxes (%d running or starting); %s",
 			p.MaxSandboxes, use.Sandboxes, advice)
@@ -127,7 +131,7 @@ func admit(ctx context.Context, tx db, sb sbx.Sandbox, newRow bool) error {
 		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d%% of a GPU across running sandboxes (%d%% in use, this one asks for %d%%); %s",
 			p.MaxGPUPercent, use.GPUPercent, gpu, advice)
 	}
-	if disk && p.MaxDiskMB > 0 && use.DiskMB+res.DiskMB > p.MaxDiskMB {
+	if boundDisk && use.DiskMB+res.DiskMB > p.MaxDiskMB {
 		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d MB of disk across sandboxes not yet killed (%d MB held by running and paused sandboxes, this one asks for %d MB); "+
 			"ask for a smaller disk (diskMB), delete a sandbox (a paused one keeps its disk), or ask the operator for a larger plan",
 			p.MaxDiskMB, use.DiskMB, res.DiskMB)
