@@ -28,6 +28,15 @@ type Store interface {
 // Policy answers authorization questions over a Store.
 type Policy struct{ Store Store }
 
+// InOrg refuses an org reference (an ID or a name) that is not c's own:
+// any other org is not found, whether it exists or not.
+func InOrg(c sbx.Caller, ref string) error {
+	if ref == c.Org.ID || ref == c.Org.Name {
+		return nil
+	}
+	return sbx.Errorf(sbx.ENotFound, "org %s not found", ref)
+}
+
 // Operator refuses what (an action of the operator of this sbx) unless c's
 // key is the operator's.
 func Operator(c sbx.Caller, what string) error {

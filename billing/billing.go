@@ -91,19 +91,10 @@ type NewRate struct {
 	EffectiveAt      *time.Time
 }
 
-// inOrg refuses an org reference (ID or name) that is not the caller's:
-// any other org is not found, whether it exists or not.
-func inOrg(c sbx.Caller, ref string) error {
-	if ref == c.Org.ID || ref == c.Org.Name {
-		return nil
-	}
-	return sbx.Errorf(sbx.ENotFound, "org %s not found", ref)
-}
-
 // readWallet refuses callers who may not read the org's credits: all but
 // its owners and admins.
 func readWallet(c sbx.Caller, ref string) error {
-	if err := inOrg(c, ref); err != nil {
+	if err := authz.InOrg(c, ref); err != nil {
 		return err
 	}
 	return authz.Need(c, sbx.RoleAdmin, "reading the org's credits")

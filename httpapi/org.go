@@ -5,6 +5,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/authz"
 )
 
 // The org ledger view: the same sandboxes, addressed under their org and by
@@ -13,12 +14,11 @@ import (
 // inOrg checks that the {org} of the path (ID or name) is the caller's; any
 // other org is not found, whether it exists or not.
 func (s *Server) inOrg(w http.ResponseWriter, r *http.Request) bool {
-	c, org := caller(r), r.PathValue("org")
-	if org == c.Org.ID || org == c.Org.Name {
-		return true
+	if err := authz.InOrg(caller(r), r.PathValue("org")); err != nil {
+		s.error(w, r, err)
+		return false
 	}
-	s.error(w, r, sbx.Errorf(sbx.ENotFound, "org %s not found", org))
-	return false
+	return true
 }
 
 func (s *Server) orgSandboxes(w http.ResponseWriter, r *http.Request) {
