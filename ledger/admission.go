@@ -34,13 +34,13 @@ const (
 
 // PlanUse sums what an org's sandboxes hold against its plan now.
 func (s *Store) PlanUse(ctx context.Context, orgID string) (PlanUse, error) {
-	return planUse(ctx, s.read(), orgID, "")
+	return planUse(ctx, s.read(ctx), orgID, "")
 }
 
 // ProviderUse sums what the sandboxes of every org on one provider hold, as
 // PlanUse does for one org: the load of a host, for the operator's summary.
 func (s *Store) ProviderUse(ctx context.Context, provider string) (PlanUse, error) {
-	return sumUse(ctx, s.read(), `provider = ?`, provider)
+	return sumUse(ctx, s.read(ctx), `provider = ?`, provider)
 }
 
 func planUse(ctx context.Context, q db, orgID, except string) (PlanUse, error) {
@@ -151,7 +151,7 @@ func (s *Store) SandboxesInWorkspace(ctx context.Context, workspaceID string, st
 	for _, st := range states {
 		args = append(args, string(st))
 	}
-	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+	rows, err := s.read(ctx).query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
 		WHERE workspace_id = ? AND state IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(states)), ", ")+`)
 		ORDER BY created_at, id`, args...)
 	if err != nil {

@@ -55,7 +55,7 @@ func (s *Store) CapabilityBundles(ctx context.Context, orgID string, p Page) ([]
 	if err != nil {
 		return nil, "", err
 	}
-	out, err := queryBundles(ctx, s.read(), `SELECT `+bundleColumns+` FROM capability_bundles WHERE org_id = ? AND `+where+`
+	out, err := queryBundles(ctx, s.read(ctx), `SELECT `+bundleColumns+` FROM capability_bundles WHERE org_id = ? AND `+where+`
 		ORDER BY created_at, name || '@' || version LIMIT ?`, append(append([]any{orgID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
@@ -67,7 +67,7 @@ func (s *Store) CapabilityBundles(ctx context.Context, orgID string, p Page) ([]
 // CapabilityVersions returns every version of capability name in an org's
 // inventory, oldest upload first; none is not an error.
 func (s *Store) CapabilityVersions(ctx context.Context, orgID, name string) ([]sbx.CapabilityBundle, error) {
-	return queryBundles(ctx, s.read(), `SELECT `+bundleColumns+` FROM capability_bundles WHERE org_id = ? AND name = ? ORDER BY created_at, version`, orgID, name)
+	return queryBundles(ctx, s.read(ctx), `SELECT `+bundleColumns+` FROM capability_bundles WHERE org_id = ? AND name = ? ORDER BY created_at, version`, orgID, name)
 }
 
 func queryBundles(ctx context.Context, q db, query string, args ...any) ([]sbx.CapabilityBundle, error) {
@@ -94,7 +94,7 @@ func (s *Store) CapabilityArchive(ctx context.Context, orgID, name, version stri
 	var b sbx.CapabilityBundle
 	var manifest string
 	var created int64
-	err := s.read().row(ctx, `SELECT `+bundleColumns+`, archive FROM capability_bundles WHERE org_id = ? AND name = ? AND version = ?`,
+	err := s.read(ctx).row(ctx, `SELECT `+bundleColumns+`, archive FROM capability_bundles WHERE org_id = ? AND name = ? AND version = ?`,
 		orgID, name, version).Scan(&b.OrgID, &b.Name, &b.Version, &b.Description, &manifest, &b.SHA256, &b.Size, &created, &archive)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, nil, bundleNotFound(name, version)
@@ -234,7 +234,7 @@ func (s *Store) CapabilityBindings(ctx context.Context, orgID, runtimeID string,
 	if err != nil {
 		return nil, "", err
 	}
-	out, err := queryBindings(ctx, s.read(), `SELECT `+bindingColumns+` FROM capability_bindings WHERE org_id = ? AND runtime_id = ? AND `+where+`
+	out, err := queryBindings(ctx, s.read(ctx), `SELECT `+bindingColumns+` FROM capability_bindings WHERE org_id = ? AND runtime_id = ? AND `+where+`
 		ORDER BY created_at, id LIMIT ?`, append(append([]any{orgID, runtimeID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
@@ -245,13 +245,13 @@ func (s *Store) CapabilityBindings(ctx context.Context, orgID, runtimeID string,
 
 // RuntimeCapabilityBindings returns every binding of a runtime, by name.
 func (s *Store) RuntimeCapabilityBindings(ctx context.Context, orgID, runtimeID string) ([]sbx.CapabilityBinding, error) {
-	return queryBindings(ctx, s.read(), `SELECT `+bindingColumns+` FROM capability_bindings WHERE org_id = ? AND runtime_id = ? ORDER BY name`,
+	return queryBindings(ctx, s.read(ctx), `SELECT `+bindingColumns+` FROM capability_bindings WHERE org_id = ? AND runtime_id = ? ORDER BY name`,
 		orgID, runtimeID)
 }
 
 // GetCapabilityBinding finds binding id of a runtime.
 func (s *Store) GetCapabilityBinding(ctx context.Context, orgID, runtimeID, id string) (sbx.CapabilityBinding, error) {
-	return getBinding(ctx, s.read(), orgID, runtimeID, id, false)
+	return getBinding(ctx, s.read(ctx), orgID, runtimeID, id, false)
 }
 
 func getBinding(ctx context.Context, q db, orgID, runtimeID, id string, lock bool) (sbx.CapabilityBinding, error) {

@@ -20,7 +20,7 @@ type Settlement = sbx.Settlement
 var errStale = errors.New("sandbox changed during its settlement")
 
 // Rates answers the price table: the default table, then every rate set.
-func (s *Store) Rates(ctx context.Context) (pricing.Table, error) { return rates(ctx, s.read()) }
+func (s *Store) Rates(ctx context.Context) (pricing.Table, error) { return rates(ctx, s.read(ctx)) }
 
 func rates(ctx context.Context, q db) (pricing.Table, error) {
 	table := pricing.Default()
@@ -88,7 +88,7 @@ func topUp(ctx context.Context, tx db, orgID string, micros int64, note string, 
 // Balance answers org's balance in micro-credits.
 func (s *Store) Balance(ctx context.Context, orgID string) (int64, error) {
 	var balance int64
-	err := s.read().row(ctx, `SELECT balance_micros FROM orgs WHERE id = ?`, orgID).Scan(&balance)
+	err := s.read(ctx).row(ctx, `SELECT balance_micros FROM orgs WHERE id = ?`, orgID).Scan(&balance)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, sbx.Errorf(sbx.ENotFound, "org %s not found", orgID)
 	}
@@ -108,7 +108,7 @@ func (s *Store) Unfunded(ctx context.Context) ([]string, error) {
 }
 
 func (s *Store) ids(ctx context.Context, q string, args ...any) ([]string, error) {
-	rows, err := s.read().query(ctx, q, args...)
+	rows, err := s.read(ctx).query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (s *Store) Settle(ctx context.Context, id string, now time.Time, table pric
 		return st, err
 	}
 	for range 10 {
-		sb, err := billingRow(ctx, s.read(), id)
+		sb, err := billingRow(ctx, s.read(ctx), id)
 		if err != nil {
 			return Settlement{}, err
 		}
@@ -233,7 +233,7 @@ func (s *Store) settleOneStatement(ctx context.Context, sb sbx.Sandbox, now time
 	}
 	var paid, balance int64
 	var id *int64
-	err := s.read().row(ctx, `
+	err := s.read(ctx).row(ctx, `
 		WITH sb AS (
 			SELECT id, org_id FROM sandboxes
 			WHERE id = ? AND last_settled_at = ? AND state = ? FOR UPDATE
@@ -346,7 +346,7 @@ func (b bill) settlement(sb sbx.Sandbox, state sbx.State, paid, balance int64) S
 
 // Settlements lists org's newest settlements, at most limit (1..1000).
 func (s *Store) Settlements(ctx context.Context, orgID string, limit int) ([]Settlement, error) {
-	rows, err := s.read().query(ctx, `SELECT id, sandbox_id, state, from_at, to_at, cpu_micros, memory_micros, gpu_micros,
+	rows, err := s.read(ctx).query(ctx, `SELECT id, sandbox_id, state, from_at, to_at, cpu_micros, memory_micros, gpu_micros,
 		storage_micros, micros, balance_after FROM settlements WHERE org_id = ? ORDER BY id DESC LIMIT ?`, orgID, limit)
 	if err != nil {
 		return nil, err
@@ -373,7 +373,7 @@ type Spend = sbx.Spend
 // Spending sums org's settlements whose interval ends in (from, to], per
 // sandbox, largest first.
 func (s *Store) Spending(ctx context.Context, orgID string, from, to time.Time) ([]Spend, error) {
-	rows, err := s.read().query(ctx, `
+	rows, err := s.read(ctx).query(ctx, `
 		SELECT sb.project_id, sb.id, sb.provider_sandbox_id, sb.kind, sb.provider,
 			CAST(sum(st.cpu_micros) AS BIGINT), CAST(sum(st.memory_micros) AS BIGINT), CAST(sum(st.gpu_micros) AS BIGINT),
 			CAST(sum(st.storage_micros) AS BIGINT), CAST(sum(st.micros) AS BIGINT) AS total

@@ -72,6 +72,18 @@ func (d db) forUpdate() string {
 	return ""
 }
 
+// forShare is the clause that keeps the rows a SELECT inside a transaction
+// reads from changing until the transaction ends, on PostgreSQL: what
+// authorization reads within Atomically (a role, a membership) then holds
+// until the write it allowed commits. Outside a transaction, and on SQLite
+// (one writer at a time), it is nothing.
+func (d db) forShare() string {
+	if _, isTx := d.c.(*sql.Tx); isTx && d.pg {
+		return " FOR SHARE"
+	}
+	return ""
+}
+
 // forUpdateIf is forUpdate when lock is true, else nothing: for reads that
 // lock only inside a write.
 func (d db) forUpdateIf(lock bool) string {

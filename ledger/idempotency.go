@@ -22,7 +22,7 @@ var ErrOnceTaken = sbx.Errorf(sbx.EConflict, "another request with this Idempote
 // FindOnce returns the sandbox that the request o names made at most
 // OnceTTL before now, and the hash of that request; an empty ID if none.
 func (s *Store) FindOnce(ctx context.Context, o Once, now time.Time) (sandboxID, hash string, err error) {
-	err = s.read().row(ctx, `SELECT sandbox_id, request_hash FROM idempotency_keys WHERE api_key_id = ? AND key = ? AND created_at >= ?`,
+	err = s.read(ctx).row(ctx, `SELECT sandbox_id, request_hash FROM idempotency_keys WHERE api_key_id = ? AND key = ? AND created_at >= ?`,
 		o.APIKeyID, o.Key, now.Add(-OnceTTL).UnixMicro()).Scan(&sandboxID, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", nil

@@ -30,7 +30,7 @@ func (s *Store) APIKeys(ctx context.Context, orgID string, p Page) ([]sbx.APIKey
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.read().query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE org_id = ? AND `+where+` ORDER BY created_at, id LIMIT ?`,
+	rows, err := s.read(ctx).query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE org_id = ? AND `+where+` ORDER BY created_at, id LIMIT ?`,
 		append(append([]any{orgID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
@@ -53,7 +53,7 @@ func (s *Store) APIKeys(ctx context.Context, orgID string, p Page) ([]sbx.APIKey
 
 // GetAPIKey finds a key of an org by its ID.
 func (s *Store) GetAPIKey(ctx context.Context, orgID, id string) (sbx.APIKey, error) {
-	return getKey(ctx, s.read(), orgID, id, false)
+	return getKey(ctx, s.read(ctx), orgID, id, false)
 }
 
 func getKey(ctx context.Context, q db, orgID, id string, lock bool) (sbx.APIKey, error) {

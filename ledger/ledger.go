@@ -200,16 +200,26 @@ func (s *Store) apply(ctx context.Context, c *sql.Conn, version int, body string
 	return tx.Commit()
 }
 
-// read is the store's pool for reads.
-func (s *Store) read() db { return db{c: s.r, pg: s.pg} }
+// read is what a read runs on: the transaction of Atomically that ctx
+// carries, or else the store's pool for reads.
+func (s *Store) read(ctx context.Context) db {
+	if d, ok := s.inTx(ctx); ok {
+		return d
+	}
+	return db{c: s.r, pg: s.pg}
+}
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on SQLite) and
-// commits it.
+// commits it; within Atomically (ctx carries its transaction), fn runs in
+// that transaction, which commits when Atomically's function returns.
 //
 // On PostgreSQL, a transaction aborted as a deadlock's victim or for a
 // serialization failure runs again, from the start, up to three times in
 // all: fn must not depend on what an earlier run of it did.
 func (s *Store) write(ctx context.Context, fn func(db) error) error {
+	if d, ok := s.inTx(ctx); ok {
+		return fn(d)
+	}
 	for attempt := 1; ; attempt++ {
 		err := s.writeOnce(ctx, fn)
 		if attempt == 3 || !isRetryable(err) {
@@ -228,6 +238,44 @@ func (s *Store) writeOnce(ctx context.Context, fn func(db) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// Atomically runs fn in one write transaction: every read and write of the
+// store that fn makes with the context it is given runs in it, and commits
+// when fn returns nil (nothing is written when it fails). It is how a
+// service checks who may do something in the same transaction as the write
+// that does it: on SQLite no other write runs meanwhile; on PostgreSQL the
+// rows authorization reads (memberships, keys) are locked against change
+// until the commit (forShare). fn must make no call that waits on another
+// write of this store under a context without the transaction: on SQLite,
+// whose one writer fn holds, that waits forever.
+//
+// On PostgreSQL, fn may run again, as write's functions may.
+func (s *Store) Atomically(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := s.inTx(ctx); ok {
+		return fn(ctx)
+	}
+	return s.write(ctx, func(d db) error {
+		return fn(context.WithValue(ctx, txKey{}, txOf{s, d}))
+	})
+}
+
+// txKey is the context key of the transaction Atomically runs in.
+type txKey struct{}
+
+// txOf is a transaction of Atomically and the store it is one of.
+type txOf struct {
+	s *Store
+	d db
+}
+
+// inTx is the transaction of Atomically on s that ctx carries, if any.
+func (s *Store) inTx(ctx context.Context) (db, bool) {
+	t, ok := ctx.Value(txKey{}).(txOf)
+	if !ok || t.s != s {
+		return db{}, false
+	}
+	return t.d, true
 }
 
 // micros turns a time into the ledger's integer form; the zero time is NULL.

@@ -27,7 +27,7 @@ func scanUser(u *sbx.User) ([]any, func()) {
 
 // GetUser finds a user by ID or email.
 func (s *Store) GetUser(ctx context.Context, ref string) (sbx.User, error) {
-	return getUser(ctx, s.read(), ref)
+	return getUser(ctx, s.read(ctx), ref)
 }
 
 func getUser(ctx context.Context, q db, ref string) (sbx.User, error) {
@@ -139,7 +139,7 @@ func (s *Store) RemoveMember(ctx context.Context, orgID, workspaceID, ref string
 // GetMember finds the membership of the user ref (ID or email) of a
 // workspace of an org.
 func (s *Store) GetMember(ctx context.Context, orgID, workspaceID, ref string) (sbx.Member, error) {
-	q := s.read()
+	q := s.read(ctx)
 	ws, err := getWorkspace(ctx, q, orgID, workspaceID)
 	if err != nil {
 		return sbx.Member{}, err
@@ -177,7 +177,7 @@ func (s *Store) MemberCounts(ctx context.Context, orgID string) (map[string]Memb
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.read().query(ctx, `SELECT w.id, (SELECT count(*) FROM memberships m WHERE m.workspace_id = w.id)
+	rows, err := s.read(ctx).query(ctx, `SELECT w.id, (SELECT count(*) FROM memberships m WHERE m.workspace_id = w.id)
 		FROM workspaces w WHERE w.org_id = ?`, org.ID)
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func (s *Store) Members(ctx context.Context, orgID, workspaceID string, p Page) 
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.read().query(ctx, `SELECT `+userColumns+`, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
+	rows, err := s.read(ctx).query(ctx, `SELECT `+userColumns+`, m.role, m.created_at FROM memberships m JOIN users u ON u.id = m.user_id
 		WHERE m.org_id = ? AND m.workspace_id = ? AND `+where+` ORDER BY m.created_at, m.user_id LIMIT ?`,
 		append(append([]any{orgID, workspaceID}, args...), limitOf(p)+1)...)
 	if err != nil {
@@ -231,8 +231,9 @@ func (s *Store) Members(ctx context.Context, orgID, workspaceID string, p Page) 
 // Memberships lists a user's memberships of an org's workspaces, with their
 // workspaces' names, oldest first.
 func (s *Store) Memberships(ctx context.Context, orgID, userID string) ([]sbx.Member, error) {
-	rows, err := s.read().query(ctx, `SELECT m.workspace_id, w.name, m.role, m.created_at FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
-		WHERE m.org_id = ? AND m.user_id = ? ORDER BY m.created_at, m.workspace_id`, orgID, userID)
+	q := s.read(ctx)
+	rows, err := q.query(ctx, `SELECT m.workspace_id, w.name, m.role, m.created_at FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE m.org_id = ? AND m.user_id = ? ORDER BY m.created_at, m.workspace_id`+q.forShare(), orgID, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -252,9 +253,11 @@ func (s *Store) Memberships(ctx context.Context, orgID, userID string) ([]sbx.Me
 }
 
 // MemberRole is a user's role in one workspace; "" when not a member.
+// Within Atomically the membership stays as read until the commit.
 func (s *Store) MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error) {
 	var role string
-	err := s.read().row(ctx, `SELECT role FROM memberships WHERE workspace_id = ? AND user_id = ?`, workspaceID, userID).Scan(&role)
+	q := s.read(ctx)
+	err := q.row(ctx, `SELECT role FROM memberships WHERE workspace_id = ? AND user_id = ?`+q.forShare(), workspaceID, userID).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -285,5 +288,5 @@ func orgRole(ctx context.Context, q db, orgID, userID string) (sbx.Role, error) 
 // OrgRole is a user's highest role in the workspaces of an org; "" when the
 // user is a member of none.
 func (s *Store) OrgRole(ctx context.Context, orgID, userID string) (sbx.Role, error) {
-	return orgRole(ctx, s.read(), orgID, userID)
+	return orgRole(ctx, s.read(ctx), orgID, userID)
 }

@@ -77,7 +77,7 @@ func (s *Store) Orgs(ctx context.Context, p Page) ([]sbx.Org, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.read().query(ctx, `SELECT `+orgColumns("")+` FROM orgs WHERE `+where+` ORDER BY created_at, id LIMIT ?`, append(args, limitOf(p)+1)...)
+	rows, err := s.read(ctx).query(ctx, `SELECT `+orgColumns("")+` FROM orgs WHERE `+where+` ORDER BY created_at, id LIMIT ?`, append(args, limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -101,7 +101,7 @@ func (s *Store) Orgs(ctx context.Context, p Page) ([]sbx.Org, string, error) {
 
 // GetOrg finds an org by its ID or its name.
 func (s *Store) GetOrg(ctx context.Context, ref string) (sbx.Org, error) {
-	return getOrg(ctx, s.read(), ref, false)
+	return getOrg(ctx, s.read(ctx), ref, false)
 }
 
 func getOrg(ctx context.Context, q db, ref string, lock bool) (sbx.Org, error) {

@@ -26,7 +26,7 @@ const runtimeFrom = ` FROM runtimes r LEFT JOIN sandboxes s ON s.id = r.sandbox_
 
 // Runtime returns the runtime of a project.
 func (s *Store) Runtime(ctx context.Context, projectID string) (sbx.Runtime, error) {
-	rt, err := scanRuntime(s.read().row(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.project_id = ?`, projectID))
+	rt, err := scanRuntime(s.read(ctx).row(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.project_id = ?`, projectID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return rt, sbx.Errorf(sbx.ENotFound, "project %s has no runtime", projectID)
 	}
@@ -35,7 +35,7 @@ func (s *Store) Runtime(ctx context.Context, projectID string) (sbx.Runtime, err
 
 // GetRuntime finds runtime id in a workspace of an org.
 func (s *Store) GetRuntime(ctx context.Context, orgID, workspaceID, id string) (sbx.Runtime, error) {
-	return getRuntime(ctx, s.read(), orgID, workspaceID, id)
+	return getRuntime(ctx, s.read(ctx), orgID, workspaceID, id)
 }
 
 func getRuntime(ctx context.Context, q db, orgID, workspaceID, id string) (sbx.Runtime, error) {
@@ -58,7 +58,7 @@ func (s *Store) Runtimes(ctx context.Context, orgID, workspaceID, projectID stri
 		where += " AND r.project_id = ?"
 		args = append(args, projectID)
 	}
-	rows, err := s.read().query(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.org_id = ? AND r.workspace_id = ? AND `+where+`
+	rows, err := s.read(ctx).query(ctx, `SELECT `+runtimeColumns+runtimeFrom+`WHERE r.org_id = ? AND r.workspace_id = ? AND `+where+`
 		ORDER BY r.created_at, r.id LIMIT ?`, append(append([]any{orgID, workspaceID}, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err

@@ -84,7 +84,7 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 // GetSandbox finds a sandbox of org by its sbx UUID or its provider sandbox ID.
 // An empty orgID searches every org (for the server's own loops).
 func (s *Store) GetSandbox(ctx context.Context, orgID, ref string) (sbx.Sandbox, error) {
-	return s.getSandbox(ctx, s.read(), orgID, ref, false)
+	return s.getSandbox(ctx, s.read(ctx), orgID, ref, false)
 }
 
 // getSandbox finds a sandbox; lock locks its row until the transaction ends.
@@ -195,7 +195,7 @@ func (s *Store) ListSandboxes(ctx context.Context, f Filter) ([]sbx.Sandbox, str
 		args = append(args, at, at, id)
 	}
 	args = append(args, f.Limit+1)
-	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE `+
+	rows, err := s.read(ctx).query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, "", err
@@ -216,7 +216,7 @@ func (s *Store) ListSandboxes(ctx context.Context, f Filter) ([]sbx.Sandbox, str
 // OpenSandboxes lists a provider's sandboxes that still hold or may hold
 // compute: not final, or with an operation in flight.
 func (s *Store) OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandbox, error) {
-	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+	rows, err := s.read(ctx).query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
 		WHERE provider = ? AND (state IN ('starting', 'running', 'paused') OR intent <> '')
 		ORDER BY created_at, id`, provider)
 	if err != nil {
@@ -227,7 +227,7 @@ func (s *Store) OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandb
 
 // Expired lists running sandboxes whose expiry is at or before now.
 func (s *Store) Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, error) {
-	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+	rows, err := s.read(ctx).query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
 		WHERE expires_at IS NOT NULL AND expires_at <= ? AND state = 'running' AND intent = ''
 		ORDER BY expires_at`, now.UnixMicro())
 	if err != nil {
@@ -239,7 +239,7 @@ func (s *Store) Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, erro
 // IdlePaused returns the sandboxes paused in memory (not hibernated) since
 // before or earlier, with nothing in progress: the idle policy hibernates them.
 func (s *Store) IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error) {
-	rows, err := s.read().query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
+	rows, err := s.read(ctx).query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
 		WHERE state = 'paused' AND NOT hibernated AND intent = '' AND paused_at <= ?
 		ORDER BY paused_at`, before.UnixMicro())
 	if err != nil {
@@ -251,7 +251,7 @@ func (s *Store) IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox
 // NextExpiry returns the earliest expiry of a running sandbox, or the zero time.
 func (s *Store) NextExpiry(ctx context.Context) (time.Time, error) {
 	var at sql.NullInt64
-	err := s.read().row(ctx, `SELECT min(expires_at) FROM sandboxes WHERE expires_at IS NOT NULL AND state = 'running'`).Scan(&at)
+	err := s.read(ctx).row(ctx, `SELECT min(expires_at) FROM sandboxes WHERE expires_at IS NOT NULL AND state = 'running'`).Scan(&at)
 	return fromMicros(at), err
 }
 
@@ -263,7 +263,7 @@ func (s *Store) AddEvents(ctx context.Context, sandboxID string, events ...sbx.E
 
 // Events returns a sandbox's timeline, oldest first.
 func (s *Store) Events(ctx context.Context, sandboxID string) ([]sbx.Event, error) {
-	rows, err := s.read().query(ctx, `SELECT id, at, step, detail FROM sandbox_events WHERE sandbox_id = ? ORDER BY id`, sandboxID)
+	rows, err := s.read(ctx).query(ctx, `SELECT id, at, step, detail FROM sandbox_events WHERE sandbox_id = ? ORDER BY id`, sandboxID)
 	if err != nil {
 		return nil, err
 	}

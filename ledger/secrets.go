@@ -109,7 +109,7 @@ func (s *Store) PutSecret(ctx context.Context, orgID, userID, name, value string
 // where both have a name. A scope holds at most sbx.MaxSecretsPerScope, so
 // the list comes whole.
 func (s *Store) Secrets(ctx context.Context, orgID, userID string) ([]sbx.Secret, error) {
-	rows, err := s.read().query(ctx, `SELECT `+secretColumns+` FROM secrets WHERE org_id = ? AND (user_id IS NULL OR user_id = ?)`,
+	rows, err := s.read(ctx).query(ctx, `SELECT `+secretColumns+` FROM secrets WHERE org_id = ? AND (user_id IS NULL OR user_id = ?)`,
 		orgID, userID)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (s *Store) Secrets(ctx context.Context, orgID, userID string) ([]sbx.Secret
 // and that member's own): ref is a secret's ID, or else its name, the
 // member's own secret by that name before the org's.
 func (s *Store) GetSecret(ctx context.Context, orgID, userID, ref string) (sbx.Secret, error) {
-	return getSecret(ctx, s.read(), orgID, userID, ref, false)
+	return getSecret(ctx, s.read(ctx), orgID, userID, ref, false)
 }
 
 func getSecret(ctx context.Context, q db, orgID, userID, ref string, lock bool) (sbx.Secret, error) {
@@ -219,7 +219,7 @@ func (s *Store) SecretEnv(ctx context.Context, orgID, userID string, ids []strin
 	for _, id := range distinct {
 		args = append(args, id)
 	}
-	rows, err := s.read().query(ctx, `SELECT id, coalesce(user_id, ''), name, value FROM secrets WHERE org_id = ? AND (user_id IS NULL OR user_id = ?)
+	rows, err := s.read(ctx).query(ctx, `SELECT id, coalesce(user_id, ''), name, value FROM secrets WHERE org_id = ? AND (user_id IS NULL OR user_id = ?)
 		AND id IN (?`+strings.Repeat(", ?", len(distinct)-1)+`)`, args...)
 	if err != nil {
 		return nil, err

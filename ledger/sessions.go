@@ -66,7 +66,7 @@ func (s *Store) Sessions(ctx context.Context, orgID, workspaceID, runtimeID stri
 	if runtimeID != "" {
 		filter, head = "runtime_id = ? AND ", append(head, runtimeID)
 	}
-	rows, err := s.read().query(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE org_id = ? AND workspace_id = ? AND `+filter+where+`
+	rows, err := s.read(ctx).query(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE org_id = ? AND workspace_id = ? AND `+filter+where+`
 		ORDER BY created_at, id LIMIT ?`, append(append(head, args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
@@ -89,7 +89,7 @@ func (s *Store) Sessions(ctx context.Context, orgID, workspaceID, runtimeID stri
 
 // GetSession finds session id in a workspace of an org.
 func (s *Store) GetSession(ctx context.Context, orgID, workspaceID, id string) (sbx.Session, error) {
-	return getSession(ctx, s.read(), orgID, workspaceID, id)
+	return getSession(ctx, s.read(ctx), orgID, workspaceID, id)
 }
 
 func getSession(ctx context.Context, q db, orgID, workspaceID, id string) (sbx.Session, error) {
@@ -148,7 +148,7 @@ func (s *Store) SessionMessages(ctx context.Context, orgID, workspaceID, id stri
 		}
 		after = n
 	}
-	q := s.read()
+	q := s.read(ctx)
 	if _, err := getSession(ctx, q, orgID, workspaceID, id); err != nil {
 		return nil, "", err
 	}

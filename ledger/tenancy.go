@@ -98,7 +98,7 @@ func (s *Store) CreateOrgWith(ctx context.Context, n NewOrg, now time.Time) (Cre
 // CountOrgs returns how many orgs exist.
 func (s *Store) CountOrgs(ctx context.Context) (int, error) {
 	var n int
-	err := s.read().row(ctx, `SELECT count(*) FROM orgs`).Scan(&n)
+	err := s.read(ctx).row(ctx, `SELECT count(*) FROM orgs`).Scan(&n)
 	return n, err
 }
 
@@ -166,7 +166,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 	if !strings.HasPrefix(secret, KeyPrefix) {
 		return sbx.Caller{}, unauthorized
 	}
-	q := s.read()
+	q := s.read(ctx)
 	var c sbx.Caller
 	var project, user sql.NullString
 	var keyCreated int64
@@ -222,7 +222,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 
 // Projects lists an org's projects.
 func (s *Store) Projects(ctx context.Context, orgID string) ([]sbx.Project, error) {
-	rows, err := s.read().query(ctx, `SELECT id, workspace_id, name, created_at FROM projects WHERE org_id = ? ORDER BY created_at, id`, orgID)
+	rows, err := s.read(ctx).query(ctx, `SELECT id, workspace_id, name, created_at FROM projects WHERE org_id = ? ORDER BY created_at, id`, orgID)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func addUsage(u *Usage, state sbx.State, kind sbx.Kind, provider string, n int, 
 // of now.
 func (s *Store) UsageByProject(ctx context.Context, orgID string, reach sbx.Reach, now time.Time) (map[string]*Usage, error) {
 	within, withinArgs := reachClause(reach, "workspace_id", "project_id")
-	rows, err := s.read().query(ctx, `
+	rows, err := s.read(ctx).query(ctx, `
 		SELECT project_id, state, kind, provider, count(*),
 			CAST(sum(CASE WHEN state = 'running' THEN milli_cpu ELSE 0 END) AS BIGINT),
 			CAST(sum(CASE WHEN state = 'running' THEN memory_mb ELSE 0 END) AS BIGINT),

@@ -75,7 +75,7 @@ func (s *Store) Workspaces(ctx context.Context, orgID string, reach sbx.Reach, p
 		return nil, "", err
 	}
 	within, withinArgs := reachClause(reach, "id", "")
-	rows, err := s.read().query(ctx, `SELECT id, name, created_at FROM workspaces WHERE org_id = ? AND `+within+where+`
+	rows, err := s.read(ctx).query(ctx, `SELECT id, name, created_at FROM workspaces WHERE org_id = ? AND `+within+where+`
 		ORDER BY created_at, id LIMIT ?`, append(append(append([]any{orgID}, withinArgs...), args...), limitOf(p)+1)...)
 	if err != nil {
 		return nil, "", err
@@ -122,7 +122,7 @@ func reachClause(reach sbx.Reach, workspaceCol, projectCol string) (string, []an
 func (s *Store) GetProject(ctx context.Context, orgID, id string) (sbx.Project, error) {
 	p := sbx.Project{OrgID: orgID}
 	var created int64
-	err := s.read().row(ctx, `SELECT p.id, p.workspace_id, p.name, p.created_at, r.id FROM projects p JOIN runtimes r ON r.project_id = p.id
+	err := s.read(ctx).row(ctx, `SELECT p.id, p.workspace_id, p.name, p.created_at, r.id FROM projects p JOIN runtimes r ON r.project_id = p.id
 		WHERE p.org_id = ? AND p.id = ?`, orgID, id).Scan(&p.ID, &p.WorkspaceID, &p.Name, &created, &p.RuntimeID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, sbx.Errorf(sbx.ENotFound, "project %s not found", id)
@@ -133,7 +133,7 @@ func (s *Store) GetProject(ctx context.Context, orgID, id string) (sbx.Project, 
 
 // GetWorkspace finds a workspace of an org by its ID or its name.
 func (s *Store) GetWorkspace(ctx context.Context, orgID, ref string) (sbx.Workspace, error) {
-	return getWorkspace(ctx, s.read(), orgID, ref)
+	return getWorkspace(ctx, s.read(ctx), orgID, ref)
 }
 
 func getWorkspace(ctx context.Context, q db, orgID, ref string) (sbx.Workspace, error) {
@@ -174,7 +174,7 @@ func (s *Store) WorkspaceProjects(ctx context.Context, orgID, workspaceID string
 		return nil, "", err
 	}
 	within, withinArgs := reachClause(reach, "p.workspace_id", "p.id")
-	rows, err := s.read().query(ctx, `SELECT p.id, p.name, p.created_at, r.id FROM projects p JOIN runtimes r ON r.project_id = p.id
+	rows, err := s.read(ctx).query(ctx, `SELECT p.id, p.name, p.created_at, r.id FROM projects p JOIN runtimes r ON r.project_id = p.id
 		WHERE p.org_id = ? AND p.workspace_id = ? AND `+within+where+` ORDER BY p.created_at, p.id LIMIT ?`,
 		append(append(append([]any{orgID, workspaceID}, withinArgs...), args...), limitOf(p)+1)...)
 	if err != nil {

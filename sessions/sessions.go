@@ -21,6 +21,11 @@ import (
 // Store is what the service reads and writes of the ledger; *ledger.Store
 // satisfies it.
 type Store interface {
+	// Atomically runs fn in one ledger transaction: the reads and writes
+	// fn makes with the context it is given (ledger.Store.Atomically). A
+	// write and the check that allows it run in one.
+	Atomically(ctx context.Context, fn func(ctx context.Context) error) error
+
 	GetWorkspace(ctx context.Context, orgID, ref string) (sbx.Workspace, error)
 	Runtime(ctx context.Context, projectID string) (sbx.Runtime, error)
 	GetRuntime(ctx context.Context, orgID, workspaceID, id string) (sbx.Runtime, error)
@@ -68,23 +73,26 @@ func (s *Service) List(ctx context.Context, c sbx.Caller, ws, runtimeID string, 
 
 // Create starts a session titled title on runtime runtimeID of workspace ws,
 // made by c's member or, for a key that acts for no member, by c's key.
-func (s *Service) Create(ctx context.Context, c sbx.Caller, ws, runtimeID, title string) (sbx.Session, error) {
-	w, err := s.workspace(ctx, c, ws, "creating a session")
-	if err != nil {
-		return sbx.Session{}, err
-	}
-	if runtimeID == "" {
-		return sbx.Session{}, sbx.Invalid("runtime_id", "runtime_id is required: the runtime the session is on")
-	}
-	rt, err := s.runtime(ctx, c, w, runtimeID)
-	if err != nil {
-		return sbx.Session{}, err
-	}
+func (s *Service) Create(ctx context.Context, c sbx.Caller, ws, runtimeID, title string) (se sbx.Session, err error) {
 	by := c.User.ID
 	if by == "" {
 		by = c.Key.ID
 	}
-	return s.store.CreateSession(ctx, w.OrgID, w.ID, rt.ID, title, by, s.clock.Now())
+	err = s.store.Atomically(ctx, func(ctx context.Context) error {
+		w, err := s.workspace(ctx, c, ws, "creating a session")
+		if err != nil {
+			return err
+		}
+		if runtimeID == "" {
+			return sbx.Invalid("runtime_id", "runtime_id is required: the runtime the session is on")
+		}
+		rt, err := s.runtime(ctx, c, w, runtimeID)
+		if err == nil {
+			se, err = s.store.CreateSession(ctx, w.OrgID, w.ID, rt.ID, title, by, s.clock.Now())
+		}
+		return err
+	})
+	return se, err
 }
 
 // Get answers session id of workspace ws.
@@ -105,12 +113,15 @@ func (s *Service) Messages(ctx context.Context, c sbx.Caller, ws, id string, p s
 
 // Append appends msgs (their roles and contents) to the transcript of
 // session id of workspace ws, all or none, and answers them numbered.
-func (s *Service) Append(ctx context.Context, c sbx.Caller, ws, id string, msgs []sbx.SessionMessage) ([]sbx.SessionMessage, error) {
-	se, err := s.session(ctx, c, ws, id, "appending to a session")
-	if err != nil {
-		return nil, err
-	}
-	return s.store.AppendSessionMessages(ctx, se.OrgID, se.WorkspaceID, se.ID, msgs, s.clock.Now())
+func (s *Service) Append(ctx context.Context, c sbx.Caller, ws, id string, msgs []sbx.SessionMessage) (out []sbx.SessionMessage, err error) {
+	err = s.store.Atomically(ctx, func(ctx context.Context) error {
+		se, err := s.session(ctx, c, ws, id, "appending to a session")
+		if err == nil {
+			out, err = s.store.AppendSessionMessages(ctx, se.OrgID, se.WorkspaceID, se.ID, msgs, s.clock.Now())
+		}
+		return err
+	})
+	return out, err
 }
 
 // workspace finds workspace ref in c's org and checks that c acts as a

@@ -10,7 +10,9 @@ import (
 // An org's API keys. Everyone in the org lists them (never their secrets);
 // who may make or revoke one is authz.Policy.ManageKey: an admin only keys
 // that reach no workspace it does not administer, with no role above its
-// own there; only owners keys that act as owners.
+// own there; only owners keys that act as owners. The policy's reads and
+// the write are one transaction (Store.Atomically): a role taken away
+// meanwhile either comes after the key or refuses it.
 
 // KeySpec is a key to make: org-wide (no User, no ProjectID), a member's
 // or a project's.
@@ -40,29 +42,42 @@ func (s *Service) CreateKey(ctx context.Context, c sbx.Caller, spec KeySpec) (sb
 		return sbx.APIKey{}, "", err
 	}
 	k := sbx.APIKey{OrgID: c.Org.ID, Name: name, ProjectID: spec.ProjectID}
-	var err error
-	if spec.User != "" {
-		var u sbx.User
-		u, err = s.store.GetUser(ctx, spec.User)
-		k.UserID = u.ID
-	}
-	if err == nil {
-		err = s.policy.ManageKey(ctx, c, k, "making")
-	}
+	var secret string
+	err := s.store.Atomically(ctx, func(ctx context.Context) error {
+		if spec.User != "" {
+			u, err := s.store.GetUser(ctx, spec.User)
+			if err != nil {
+				return err
+			}
+			k.UserID = u.ID
+		}
+		if err := s.policy.ManageKey(ctx, c, k, "making"); err != nil {
+			return err
+		}
+		var err error
+		k, secret, err = s.store.CreateAPIKey(ctx, k, s.clock.Now())
+		return err
+	})
 	if err != nil {
 		return sbx.APIKey{}, "", err
 	}
-	return s.store.CreateAPIKey(ctx, k, s.clock.Now())
+	return k, secret, nil
 }
 
 // RevokeKey ends a key of c's org (by ID) at once.
-func (s *Service) RevokeKey(ctx context.Context, c sbx.Caller, id string) (sbx.APIKey, error) {
-	k, err := s.store.GetAPIKey(ctx, c.Org.ID, id)
-	if err == nil {
-		err = s.policy.ManageKey(ctx, c, k, "revoking")
-	}
+func (s *Service) RevokeKey(ctx context.Context, c sbx.Caller, id string) (k sbx.APIKey, err error) {
+	err = s.store.Atomically(ctx, func(ctx context.Context) error {
+		k, err = s.store.GetAPIKey(ctx, c.Org.ID, id)
+		if err == nil {
+			err = s.policy.ManageKey(ctx, c, k, "revoking")
+		}
+		if err == nil {
+			k, err = s.store.RevokeAPIKey(ctx, c.Org.ID, k.ID, s.clock.Now())
+		}
+		return err
+	})
 	if err != nil {
 		return sbx.APIKey{}, err
 	}
-	return s.store.RevokeAPIKey(ctx, c.Org.ID, k.ID, s.clock.Now())
+	return k, nil
 }

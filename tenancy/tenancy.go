@@ -22,6 +22,10 @@ import (
 type Store interface {
 	authz.Store // what the policy reads: memberships, projects, workspaces
 
+	// Atomically runs fn in one ledger transaction: the reads and writes
+	// fn makes with the context it is given (ledger.Store.Atomically).
+	Atomically(ctx context.Context, fn func(ctx context.Context) error) error
+
 	Authenticate(ctx context.Context, secret string) (sbx.Caller, error)
 
 	Orgs(ctx context.Context, p sbx.Page) ([]sbx.Org, string, error)

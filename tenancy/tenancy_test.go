@@ -377,3 +377,51 @@ func TestMemberLimitPausesCompute(t *testing.T) {
 		t.Fatalf("a plan with no limit: %+v %v", pc, err)
 	}
 }
+
+// racingStore is the ledger, with a removal of a member that races the
+// check of that member's role (by the first read of it).
+type racingStore struct {
+	*ledger.Store
+	user    string
+	race    func()
+	removed bool // the removal committed before the check's read returned
+}
+
+func (s *racingStore) MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error) {
+	role, err := s.Store.MemberRole(ctx, workspaceID, userID)
+	if userID == s.user && s.race != nil {
+		race, done := s.race, make(chan struct{})
+		s.race = nil
+		go func() { race(); close(done) }()
+		select { // long enough for the removal to commit were it not held back
+		case <-done:
+			s.removed = true
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	return role, err
+}
+
+// TestKeysAreMadeInTheTransactionThatAllowsThem: an admin's role is read
+// and its key written in one transaction, so the admin's removal, racing
+// them, lands after the key (which its removal then no longer lets it
+// make) and not between the check and the write.
+func TestKeysAreMadeInTheTransactionThatAllowsThem(t *testing.T) {
+	f := newFixture(t)
+	removed := make(chan error, 1)
+	racing := &racingStore{Store: f.store, user: f.admin.User.ID, race: func() {
+		_, _, err := f.store.RemoveMember(context.Background(), f.ws1.OrgID, f.ws1.ID, f.admin.User.ID)
+		removed <- err
+	}}
+	svc := tenancy.New(racing, authz.Policy{Store: racing}, sbx.SystemClock{}, lifecycle.NewMembers(f.mgr, f.store))
+	_, _, err := svc.CreateKey(f.ctx, f.admin, tenancy.KeySpec{Name: "max's", User: "max@acme.test"})
+	want(t, "an admin makes a member's key", err, "", "")
+	if racing.removed {
+		t.Error("the admin was removed between the check of its role and the key's write")
+	}
+	if err := <-removed; err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = svc.CreateKey(f.ctx, f.admin, tenancy.KeySpec{Name: "again", User: "max@acme.test"})
+	want(t, "a removed admin", err, sbx.EForbidden, "admin or owner role in workspace")
+}

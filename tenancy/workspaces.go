@@ -54,9 +54,13 @@ func (s *Service) Projects(ctx context.Context, c sbx.Caller, ws sbx.Workspace, 
 
 // CreateProject makes a project, and its runtime, in ws.
 func (s *Service) CreateProject(ctx context.Context, c sbx.Caller, ws sbx.Workspace, name string) (sbx.Project, error) {
-	if _, err := s.RoleIn(ctx, c, ws, sbx.RoleAdmin, "creating a project"); err != nil {
-		return sbx.Project{}, err
-	}
-	p, _, err := s.store.CreateProject(ctx, ws.OrgID, ws.ID, name, s.clock.Now())
+	var p sbx.Project
+	err := s.store.Atomically(ctx, func(ctx context.Context) error {
+		_, err := s.RoleIn(ctx, c, ws, sbx.RoleAdmin, "creating a project")
+		if err == nil {
+			p, _, err = s.store.CreateProject(ctx, ws.OrgID, ws.ID, name, s.clock.Now())
+		}
+		return err
+	})
 	return p, err
 }
