@@ -77,6 +77,14 @@ type AgentDialer interface {
 	AgentAddr(ctx context.Context, h Handle) (string, error)
 }
 
+// PortDialer is implemented by providers whose sandboxes serve reaches on
+// any TCP port: it returns the address (host:port) at which serve reaches
+// port of a running sandbox, whatever listens there (previews, SSH
+// forwarding).
+type PortDialer interface {
+	PortAddr(ctx context.Context, h Handle, port int) (string, error)
+}
+
 // Died is what a provider says about compute that ended on its own.
 type Died struct {
 	ProviderSandboxID string

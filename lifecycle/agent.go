@@ -17,6 +17,16 @@ type AgentConn struct {
 	// cause (context.Cause) is then an *sbx.Error saying why (Stopped).
 	Context context.Context
 	done    func()
+	ports   sbx.PortDialer // nil: the provider reaches no other port
+}
+
+// PortAddr is where serve reaches TCP port port of the sandbox, whatever
+// listens there; a provider that reaches no port but its agent's says so.
+func (a *AgentConn) PortAddr(port int) (string, error) {
+	if a.ports == nil {
+		return "", sbx.Errorf(sbx.EUnsupported, "provider %s does not reach the ports of its sandboxes", a.Sandbox.Provider)
+	}
+	return a.ports.PortAddr(a.Context, a.Sandbox.Handle, port)
 }
 
 // Close ends Context and forgets the request.
@@ -81,6 +91,10 @@ func (m *Manager) agent(ctx context.Context, id string) (*AgentConn, error) {
 	if err == nil {
 		a.Sandbox = sb
 		a.Addr, err = m.agentAddr(ctx, sb)
+	}
+	if err == nil {
+		p, _ := m.provider(sb.Provider)
+		a.ports, _ = p.(sbx.PortDialer)
 	}
 	if err != nil {
 		a.Close()

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -212,16 +214,25 @@ func tokenTaken(w *os.File, timeout time.Duration) error {
 // AgentAddr implements sbx.AgentDialer: the agent listens on the sandbox's
 // own address.
 func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) {
+	if p.agent == "" {
+		return "", sbx.Errorf(sbx.EUnsupported, "this local provider runs no agent in its sandboxes")
+	}
+	return p.PortAddr(ctx, h, apiv1.AgentPort)
+}
+
+// PortAddr implements sbx.PortDialer: the sandbox's own address, which the
+// host routes to.
+func (p *Provider) PortAddr(ctx context.Context, h sbx.Handle, port int) (string, error) {
 	id, err := handleID(h)
 	if err != nil {
 		return "", err
 	}
-	if p.agent == "" || p.cfg.Network == nil {
-		return "", sbx.Errorf(sbx.EUnsupported, "this local provider runs no agent in its sandboxes")
+	if p.cfg.Network == nil {
+		return "", sbx.Errorf(sbx.EUnsupported, "this local provider gives its sandboxes no network")
 	}
 	a, ok := p.cfg.Network.Get(id)
 	if !ok {
 		return "", sbx.Errorf(sbx.ENotFound, "sandbox %s has no network on this host", id)
 	}
-	return fmt.Sprintf("%s:%d", a.Addr.Addr(), apiv1.AgentPort), nil
+	return net.JoinHostPort(a.Addr.Addr().String(), strconv.Itoa(port)), nil
 }
