@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Code classifies an error for callers; the API maps each code to one HTTP status.
@@ -38,6 +39,9 @@ type Error struct {
 	Message string
 	Fields  []FieldError // for EInvalid: the offending fields, when known
 	Err     error
+	// RetryAfter, when set, is how long a caller should wait before the
+	// same request may succeed (HTTP's Retry-After).
+	RetryAfter time.Duration
 }
 
 // FieldError names one bad field of a request and what is wrong with it.

@@ -122,6 +122,7 @@ type Sandbox struct {
 	Timeout           time.Duration
 	ExpiresAt         time.Time // zero while paused or final
 	AutoPause         bool
+	Preview           Preview
 	Resources         Resources
 	EnvVarNames       []string
 	Metadata          map[string]string

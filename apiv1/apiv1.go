@@ -26,6 +26,7 @@ type CreateSandboxRequest struct {
 	DiskMB     *int64            `json:"diskMB,omitempty" minimum:"1" doc:"Cap of the sandbox's writable layer in MiB, held on the host's disk until the sandbox is killed; default the server's (10240), at most the server maximum."`
 	GPU        *GPU              `json:"gpu,omitempty"`
 	Kind       string            `json:"kind,omitempty" enum:"task,runtime,world"` // default task
+	Preview    *Preview          `json:"preview,omitempty"`
 }
 
 // GPU is a GPU request: Fraction is a share of one card in percent.
@@ -90,7 +91,10 @@ type Sandbox struct {
 	LastSettledAt         *time.Time        `json:"lastSettledAt,omitempty"`
 	RuntimeURL            string            `json:"runtimeURL,omitempty"`  // while running
 	AccessToken           string            `json:"accessToken,omitempty"` // while running
-	Timeline              []Event           `json:"timeline,omitempty"`    // on detail, create and actions
+	Preview               Preview           `json:"preview"`
+	PreviewURL            string            `json:"previewURL,omitempty" doc:"The preview URL of a port, with {port} in place of its number; until the sandbox ends."`
+	TrafficToken          string            `json:"trafficToken,omitempty" doc:"Opens the sandbox's private previews (never its agent); until the sandbox ends. Rotating the access token rotates it."`
+	Timeline              []Event           `json:"timeline,omitempty"` // on detail, create and actions
 }
 
 // Event is one step of a sandbox's timeline.

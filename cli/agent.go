@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/echoserver"
 	"github.com/spf13/cobra"
 )
 
@@ -49,5 +51,31 @@ func newAgent(g *globals) *cobra.Command {
 	f.StringVar(&cfg.Workdir, "workdir", agent.DefaultWorkdir, "default working directory, and base of relative paths")
 	f.StringVar(&cfg.Start, "start", "", "a command line to start in the background, tagged "+agent.StartTag)
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	cmd.AddCommand(newAgentEcho())
 	return cmd
+}
+
+// newAgentEcho is `sbx agent echo PORT…`: an HTTP and WebSocket echo
+// server (package echoserver) that the preview tests and `sbx bench
+// preview` start in a sandbox, where the agent's binary always is.
+func newAgentEcho() *cobra.Command {
+	return &cobra.Command{
+		Use:    "echo PORT...",
+		Short:  "Serve an HTTP and WebSocket echo server on each port (for tests and sbx bench preview)",
+		Hidden: true,
+		Args:   cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var ports []int
+			for _, a := range args {
+				p, err := strconv.Atoi(a)
+				if err != nil || p < 1 || p > 65535 {
+					return fmt.Errorf("agent echo: %q is not a port", a)
+				}
+				ports = append(ports, p)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return echoserver.Serve(ctx, ports)
+		},
+	}
 }

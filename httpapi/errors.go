@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/sbxdev/sbx"
@@ -50,6 +51,9 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &e) {
 		for _, f := range e.Fields {
 			body.Errors = append(body.Errors, apiv1.FieldError{Field: clip(f.Field), Message: clip(f.Message)})
+		}
+		if e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Seconds()+0.5)))
 		}
 	}
 	writeJSON(w, status, body)

@@ -108,6 +108,17 @@ var operations = map[string]op{
 		status: 200, response: apiv1.LogLine{}, responseType: apiv1.NDJSON, errors: []int{400, 401, 404}},
 	"GET /api/v1/sandboxes/{id}/metrics": {id: "sandboxMetrics", summary: "CPU, memory, processes, network and disk of a running sandbox",
 		status: 200, response: apiv1.Metrics{}, errors: []int{400, 401, 404, 409, 501, 502, 503}},
+	"POST /api/v1/sandboxes/{id}/previews": {id: "createPreviewLink", summary: "Make a link to one port of the sandbox that works without other credentials until it expires or is revoked",
+		description: "A sandbox's ports are reached at its preview URLs, {port}-{sandboxID}.{domain} (previewURL in the sandbox) and /api/v1/sandboxes/{id}/ports/{port}/…, " +
+			"HTTP/1.1 and WebSocket, ports 22 and 49983 never. A private preview (the default) takes the sandbox's trafficToken (header X-Sbx-Traffic-Token, or ?sbx_token= once: " +
+			"it is kept in an HTTP-only cookie for that preview and taken out of the URL by a redirect), an API key that reaches the sandbox (X-API-Key), or the token of a link made here. " +
+			"Preview traffic wakes a paused sandbox unless its preview says wake: false (then 409 with Retry-After). No process on the port is a 502; an ended sandbox a 404. " +
+			"The link's url, with its token, is answered only here.",
+		body: apiv1.CreatePreviewLinkRequest{}, bodyRequired: true, status: 201, response: apiv1.PreviewLink{}, errors: []int{400, 401, 403, 404, 409, 413, 415}},
+	"GET /api/v1/sandboxes/{id}/previews": {id: "listPreviewLinks", summary: "The sandbox's preview links, newest first (without their tokens)",
+		status: 200, response: apiv1.PreviewLinkList{}, errors: readErrs},
+	"DELETE /api/v1/sandboxes/{id}/previews/{link_id}": {id: "revokePreviewLink", summary: "Revoke a preview link: it stops working at once",
+		status: 200, response: apiv1.PreviewLink{}, errors: readErrs},
 
 	"GET /api/v1/org/{org}/sandboxes": {id: "orgSandboxes", summary: "The org's sandbox ledger",
 		query:  []param{states, {"project_id", "Only this project's sandboxes.", str, false}, limitParam, cursor},

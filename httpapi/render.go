@@ -57,9 +57,27 @@ func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 		out.RuntimeURL = s.runtimeURL(sb)
 		out.AccessToken = sb.AccessToken
 	}
+	out.Preview = renderPreview(sb.Preview)
+	if !sb.State.Final() {
+		out.PreviewURL = s.previewURL(sb, 0)
+		out.TrafficToken = sb.TrafficToken()
+	}
 	for _, e := range timeline {
 		out.Timeline = append(out.Timeline, apiv1.Event{At: e.At, Step: e.Step, Detail: e.Detail})
 	}
+	return out
+}
+
+// renderPreview spells a preview policy out, defaults included.
+func renderPreview(p sbx.Preview) apiv1.Preview {
+	out := apiv1.Preview{Access: "private", Host: "preview", Wake: new(bool)}
+	if p.Public {
+		out.Access = "public"
+	}
+	if p.LocalHost {
+		out.Host = "localhost"
+	}
+	*out.Wake = !p.NoWake
 	return out
 }
 

@@ -39,6 +39,9 @@ func (s *Server) routes() []Route {
 		authed("GET", "/api/v1/sandboxes/{id}/logs", s.sandboxLogs),
 		authed("GET", "/api/v1/sandboxes/{id}/logs/stream", s.sandboxLogStream),
 		authed("GET", "/api/v1/sandboxes/{id}/metrics", s.sandboxMetrics),
+		authed("POST", "/api/v1/sandboxes/{id}/previews", s.createPreviewLink),
+		authed("GET", "/api/v1/sandboxes/{id}/previews", s.listPreviewLinks),
+		authed("DELETE", "/api/v1/sandboxes/{id}/previews/{link_id}", s.revokePreviewLink),
 
 		authed("GET", "/api/v1/org/{org}/sandboxes", s.orgSandboxes),
 		authed("GET", "/api/v1/org/{org}/sandboxes/usage", s.orgUsage),

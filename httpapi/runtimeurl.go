@@ -30,14 +30,10 @@ func (s *Server) sandboxHost(r *http.Request) (port int, id string, ok bool) {
 	return port, id, err == nil
 }
 
-// runtimeProxy serves a sandbox's runtime URL: the agent's whole API, the
-// caller authenticated by the sandbox's access token. A paused sandbox is
-// resumed first.
-func (s *Server) runtimeProxy(w http.ResponseWriter, r *http.Request, port int, id string) {
-	if port != apiv1.AgentPort {
-		s.error(w, r, sbx.Errorf(sbx.ENotFound, "port %d of sandbox %s is not exposed", port, id))
-		return
-	}
+// runtimeProxy serves a sandbox's runtime URL (its agent port's host): the
+// agent's whole API, the caller authenticated by the sandbox's access
+// token. A paused sandbox is resumed first.
+func (s *Server) runtimeProxy(w http.ResponseWriter, r *http.Request, id string) {
 	if path.Clean(r.URL.Path) == "/token" { // only serve rotates the token (connect with rotateAccessToken), never its holder
 		s.error(w, r, sbx.Errorf(sbx.EForbidden, "the access token is rotated through connect (rotateAccessToken), not at the runtime URL"))
 		return

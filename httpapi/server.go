@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sbxdev/sbx/preview"
+
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/authz"
@@ -51,6 +53,7 @@ type Server struct {
 	sessions      *sessions.Service     // a workspace's agent sessions
 	billing       billing.Service       // an org's wallet, prices and top-ups
 	observability observability.Service // the observability summary and usage
+	previews      *preview.Service      // preview traffic and links
 }
 
 // New returns the API handler.
@@ -63,6 +66,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	s.tenancy = tenancy.New(store, s.policy, clock, lifecycle.NewMembers(mgr, store))
 	s.secrets = secrets.New(store, s.policy, clock)
 	s.sessions = sessions.New(store, s.policy, clock)
+	s.previews = preview.New(store, mgr, clock)
 	s.billing = billing.Service{Store: store, Clock: clock}
 	s.observability = observability.Service{Store: store, Sandboxes: mgr, Policy: s.policy,
 		Host: observability.Host{CPUs: cfg.HostCPUs, MemoryMB: cfg.HostMemoryMB}, Clock: clock, Log: log}
@@ -106,11 +110,16 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	port, id, runtime := s.sandboxHost(r)
+	port, id, host := s.sandboxHost(r)
+	runtime := host && port == apiv1.AgentPort
 	switch {
+	case host && !runtime:
+		s.previewProxy(rec, r, port, id, r.URL.Path)
 	case s.uncleanPath(rec, r, runtime):
 	case runtime:
-		s.runtimeProxy(rec, r, port, id)
+		s.runtimeProxy(rec, r, id)
+	case isPortsPath(r.URL.Path):
+		s.portsProxy(rec, r)
 	default:
 		s.mux.ServeHTTP(rec, r)
 	}

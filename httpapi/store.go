@@ -5,6 +5,7 @@ import (
 	"github.com/sbxdev/sbx/capability"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/observability"
+	"github.com/sbxdev/sbx/preview"
 	"github.com/sbxdev/sbx/secrets"
 	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/tenancy"
@@ -22,4 +23,5 @@ type Store interface {
 	capability.Store       // what the capability service functions read and write
 	lifecycle.RuntimeStore // what the runtimes read and write
 	lifecycle.MemberStore  // what the member limit reads and writes
+	preview.Store          // what preview traffic and links read and write
 }

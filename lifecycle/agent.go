@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/agentcall"
@@ -54,7 +56,7 @@ func (m *Manager) Agent(ctx context.Context, c sbx.Caller, ref string) (*AgentCo
 	if err != nil {
 		return nil, err
 	}
-	return m.agent(ctx, sb.ID)
+	return m.agent(ctx, sb.ID, "a call to its agent", true)
 }
 
 // AgentOf is Agent for a sandbox's runtime URL, which names it by its
@@ -70,7 +72,15 @@ func (m *Manager) AgentOf(ctx context.Context, providerSandboxID, token string) 
 	if err != nil || subtle.ConstantTimeCompare([]byte(token), []byte(sb.AccessToken)) != 1 {
 		return nil, noAccess()
 	}
-	return m.agent(ctx, sb.ID)
+	return m.agent(ctx, sb.ID, "a call to its runtime URL", true)
+}
+
+// Reach is Agent for traffic its surface authorized (a preview's), to
+// sandbox id (its sbx UUID): why names the traffic in the timeline of a
+// wake. A paused sandbox is woken only when wake is true; else the answer
+// is a 409 saying it is paused and how to resume it.
+func (m *Manager) Reach(ctx context.Context, id, why string, wake bool) (*AgentConn, error) {
+	return m.agent(ctx, id, why, wake)
 }
 
 // noAccess answers a runtime URL whose sandbox does not exist or whose
@@ -83,11 +93,11 @@ func noAccess() error {
 // the sandbox running: registered first, it ends with any change that
 // takes the sandbox out of running from the moment the sandbox is seen to
 // run.
-func (m *Manager) agent(ctx context.Context, id string) (*AgentConn, error) {
+func (m *Manager) agent(ctx context.Context, id, why string, wake bool) (*AgentConn, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	remove := m.streams.add(id, cancel)
 	a := &AgentConn{Context: ctx, done: func() { remove(); cancel(nil) }}
-	sb, err := m.running(ctx, id)
+	sb, err := m.running(ctx, id, why, wake)
 	if err == nil {
 		a.Sandbox = sb
 		a.Addr, err = m.agentAddr(ctx, sb)
@@ -103,9 +113,11 @@ func (m *Manager) agent(ctx context.Context, id string) (*AgentConn, error) {
 	return a, nil
 }
 
-// running returns sandbox id once created and running, resumed first when
-// paused.
-func (m *Manager) running(ctx context.Context, id string) (sbx.Sandbox, error) {
+// running returns sandbox id once created and running. A paused one is
+// woken first (why says by what, in the timeline) when wake is true, else
+// refused. Requests that find it paused together wake it once: the first
+// resumes it under the sandbox's lock, the others then find it running.
+func (m *Manager) running(ctx context.Context, id, why string, wake bool) (sbx.Sandbox, error) {
 	if err := m.waitCreate(ctx, id); err != nil {
 		return sbx.Sandbox{}, err
 	}
@@ -113,10 +125,20 @@ func (m *Manager) running(ctx context.Context, id string) (sbx.Sandbox, error) {
 	if err != nil {
 		return sb, err
 	}
+	if sb.State == sbx.StatePaused && !wake {
+		return sb, &sbx.Error{Code: sbx.EConflict, RetryAfter: 5 * time.Second, Message: fmt.Sprintf("sandbox %s is paused, and its previews do not wake it (preview.wake is false): "+
+			"resume it (sbx sandbox resume %[1]s, or POST /api/v1/sandboxes/%[1]s/resume) and try again", sb.ProviderSandboxID)}
+	}
 	if sb.State == sbx.StatePaused {
-		if sb, err = m.resume(ctx, id, 0); err != nil {
-			return sb, err
+		woken, err := m.resume(ctx, id, 0, "woken by "+why)
+		if err != nil {
+			cur, e := m.store.GetSandbox(ctx, "", id)
+			if e != nil || cur.State != sbx.StateRunning {
+				return woken, err
+			}
+			woken = cur // another request's wake came first
 		}
+		sb = woken
 	}
 	if sb.State != sbx.StateRunning {
 		return sb, sbx.Errorf(sbx.EConflict, "sandbox %s is %s: its agent answers only while it runs", sb.ProviderSandboxID, sb.State)

@@ -72,6 +72,35 @@ type Ask struct {
 	Env, Metadata    map[string]string
 	WaitReady        bool
 	AutoPause        bool
+	Preview          *PreviewAsk
+}
+
+// PreviewAsk is a sandbox's preview policy as a caller asks for it.
+type PreviewAsk struct {
+	Access string // "private" (default) or "public"
+	Host   string // "preview" (default) or "localhost"
+	Wake   *bool  // default true
+}
+
+// CheckPreview checks a preview policy asked for in field and answers it.
+func CheckPreview(p *sbx.Problems, field string, a PreviewAsk) sbx.Preview {
+	var out sbx.Preview
+	switch a.Access {
+	case "", "private":
+	case "public":
+		out.Public = true
+	default:
+		p.Add(field+".access", "access %q must be private or public", a.Access)
+	}
+	switch a.Host {
+	case "", "preview":
+	case "localhost":
+		out.LocalHost = true
+	default:
+		p.Add(field+".host", "host %q must be preview or localhost", a.Host)
+	}
+	out.NoWake = a.Wake != nil && !*a.Wake
+	return out
 }
 
 // Request checks a create and fills in what it leaves out; every problem
@@ -106,6 +135,9 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	if a.GPU != nil {
 		gpu := checkGPU(&p, *a.GPU)
 		req.Resources.GPU = &gpu
+	}
+	if a.Preview != nil {
+		req.Preview = CheckPreview(&p, "preview", *a.Preview)
 	}
 	return req, p.Err()
 }

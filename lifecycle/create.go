@@ -19,6 +19,7 @@ type CreateRequest struct {
 	Timeout    time.Duration // 0: the default
 	WaitReady  bool
 	AutoPause  bool
+	Preview    sbx.Preview
 	Env        map[string]string
 	Metadata   map[string]string
 	Resources  sbx.Resources
@@ -124,7 +125,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		ID: uuid.NewString(), OrgID: c.Org.ID, WorkspaceID: c.Workspace.ID, ProjectID: c.Project.ID,
 		Provider: p.Name(), ProviderSandboxID: newProviderID(), Kind: req.Kind, TemplateID: req.TemplateID,
 		State: creation.From, Intent: creation.Intent, CreatedAt: now, UpdatedAt: now,
-		Timeout: req.Timeout, AutoPause: req.AutoPause, Resources: req.Resources,
+		Timeout: req.Timeout, AutoPause: req.AutoPause, Preview: req.Preview, Resources: req.Resources,
 		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now,
 	}
 	spec := sbx.Spec{

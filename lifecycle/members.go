@@ -113,7 +113,7 @@ func (ms *Members) enforceMemberLimit(ctx context.Context, workspaceID string, c
 		if sb.PauseReason != sbx.PauseMemberLimitExceeded {
 			continue
 		}
-		r, err := ms.m.resume(ctx, sb.ID, 0)
+		r, err := ms.m.resume(ctx, sb.ID, 0, "")
 		if err != nil {
 			ms.m.log.Warn("member limit: could not resume a sandbox it paused", "workspace", workspaceID, "sandbox", sb.ID, "err", err)
 			continue

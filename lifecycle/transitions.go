@@ -18,6 +18,7 @@ type step struct {
 	prepare func(sb *sbx.Sandbox)                                         // optional: changes written with the intent
 	call    func(context.Context, sbx.Provider, sbx.Sandbox) (any, error) // the provider call
 	settle  func(sb *sbx.Sandbox, t sbx.Transition, result any)           // applies a successful outcome: t.To and the rest
+	why     string                                                        // optional: what asked for it, in the first step's detail
 }
 
 // run applies st to the sandbox with sbx UUID id: lock, check and write the
@@ -57,7 +58,7 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 		if st.prepare != nil {
 			st.prepare(sb)
 		}
-		return []sbx.Event{m.event(t.Begin, "")}, nil
+		return []sbx.Event{m.event(t.Begin, st.why)}, nil
 	})
 	if err != nil {
 		return sb, err
@@ -162,12 +163,13 @@ func (m *Manager) Resume(ctx context.Context, c sbx.Caller, ref string, timeout 
 	if err != nil {
 		return sb, err
 	}
-	return m.resume(ctx, sb.ID, timeout)
+	return m.resume(ctx, sb.ID, timeout, "")
 }
 
-func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration) (sbx.Sandbox, error) {
+func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration, why string) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
 		action: sbx.ActionResume,
+		why:    why,
 		admit: func(ctx context.Context, sb sbx.Sandbox) error {
 			if err := m.checkFunded(ctx, sb.OrgID, "resume sandbox "+sb.ProviderSandboxID); err != nil {
 				return err
@@ -239,7 +241,7 @@ func (m *Manager) Connect(ctx context.Context, c sbx.Caller, ref string, timeout
 		return sb, err
 	}
 	if t, ok := sbx.Lookup(sb.State, sbx.ActionConnect); ok && t.Via == sbx.ActionResume {
-		return m.resume(ctx, sb.ID, timeout)
+		return m.resume(ctx, sb.ID, timeout, "")
 	}
 	if timeout == 0 {
 		timeout = sb.Timeout

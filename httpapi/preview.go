@@ -1,0 +1,249 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/agentcall"
+	"github.com/sbxdev/sbx/preview"
+)
+
+// Preview traffic: a request to {port}-{sandboxID}.{domain}, or to
+// /api/v1/sandboxes/{id}/ports/{port}/… (for clients that cannot use
+// wildcard hosts), goes to what listens on that port in the sandbox, HTTP
+// and WebSocket alike, streaming both ways. Package preview decides who
+// gets through and whether a paused sandbox wakes; this file only reads the
+// credentials, passes the request on and maps errors.
+//
+// The credentials sbx reads are taken off the request before the app sees
+// it: X-API-Key, the traffic token's header, its query parameter and its
+// cookie. Authorization is the app's own and passes through untouched.
+
+const portsPrefix = "/api/v1/sandboxes/"
+
+// isPortsPath reports whether p is under /api/v1/sandboxes/{id}/ports/.
+func isPortsPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, portsPrefix)
+	if !ok {
+		return false
+	}
+	_, rest, _ = strings.Cut(rest, "/")
+	return strings.HasPrefix(rest, "ports/")
+}
+
+// portsProxy serves /api/v1/sandboxes/{id}/ports/{port}/{path…}: the app
+// sees /{path…}.
+func (s *Server) portsProxy(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, portsPrefix)
+	id, rest, _ := strings.Cut(rest, "/")
+	p, path, _ := strings.Cut(strings.TrimPrefix(rest, "ports/"), "/")
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		s.error(w, r, sbx.Invalid("port", "the port in the path must be a number, not %q", p))
+		return
+	}
+	s.previewProxy(w, r, port, id, "/"+path)
+}
+
+// previewProxy passes r on to port of sandbox id as path.
+func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, id, path string) {
+	cred, fromQuery, err := s.previewCredentials(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	a, err := s.previews.Open(r.Context(), cred, id, port)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	defer a.Close()
+	if fromQuery && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		s.keepToken(w, r, port, id, cred.Token)
+		return
+	}
+	addr, err := a.PortAddr(port)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	sb := a.Sandbox
+	host := r.Host
+	if sb.Preview.LocalHost {
+		host = "localhost:" + strconv.Itoa(port)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetXForwarded()
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", agentcall.Host(sb, addr)
+			pr.Out.URL.Path, pr.Out.URL.RawPath = path, ""
+			pr.Out.Host = host
+			pr.Out.Header.Del("X-API-Key")
+			pr.Out.Header.Del(apiv1.TrafficTokenHeader)
+			dropTokenCookie(pr.Out)
+			q := pr.Out.URL.Query()
+			if q.Has(apiv1.TrafficTokenParam) {
+				q.Del(apiv1.TrafficTokenParam)
+				pr.Out.URL.RawQuery = q.Encode()
+			}
+		},
+		Transport:     previewTransport,
+		FlushInterval: -1,
+		BufferPool:    responseBuffers,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			switch e := a.Stopped(); {
+			case e != nil:
+				s.error(w, r, e)
+			case r.Context().Err() != nil: // the caller left
+			case errors.Is(err, syscall.ECONNREFUSED):
+				s.error(w, r, sbx.Errorf(sbx.EProvider, "no process listens on port %d in sandbox %s", port, sb.ProviderSandboxID))
+			default:
+				s.error(w, r, sbx.Errorf(sbx.EProvider, "port %d of sandbox %s did not answer: %v", port, sb.ProviderSandboxID, err))
+			}
+		},
+	}
+	rp.ServeHTTP(w, r.WithContext(a.Context))
+}
+
+// previewCredentials reads what r carries to open a preview: an API key
+// (X-API-Key only: Authorization is the app's), and a token from the
+// header, the query (fromQuery) or the cookie, in that order.
+func (s *Server) previewCredentials(r *http.Request) (cred preview.Credentials, fromQuery bool, err error) {
+	if secret := r.Header.Get("X-API-Key"); secret != "" {
+		c, err := s.tenancy.Authenticate(r.Context(), secret)
+		if err != nil {
+			return cred, false, err
+		}
+		cred.Caller = &c
+	}
+	if cred.Token = r.Header.Get(apiv1.TrafficTokenHeader); cred.Token != "" {
+		return cred, false, nil
+	}
+	if cred.Token = r.URL.Query().Get(apiv1.TrafficTokenParam); cred.Token != "" {
+		return cred, true, nil
+	}
+	if c, err := r.Cookie(apiv1.TrafficTokenParam); err == nil {
+		cred.Token = c.Value
+	}
+	return cred, false, nil
+}
+
+// keepToken answers a browser that opened a preview with the token in its
+// URL: the token goes into an HTTP-only cookie for this preview (its host,
+// or its path under /api/v1/sandboxes/{id}/ports/{port}/), and a redirect
+// to the same URL without it, so it leaves the address bar and the app
+// never sees it.
+func (s *Server) keepToken(w http.ResponseWriter, r *http.Request, port int, id, token string) {
+	cookiePath := "/"
+	if !strings.HasPrefix(r.Host, strconv.Itoa(port)+"-") || isPortsPath(r.URL.Path) {
+		cookiePath = fmt.Sprintf("%s%s/ports/%d/", portsPrefix, id, port)
+	}
+	http.SetCookie(w, &http.Cookie{Name: apiv1.TrafficTokenParam, Value: token, Path: cookiePath,
+		HttpOnly: true, Secure: r.TLS != nil || strings.HasPrefix(s.cfg.PublicURL, "https:"), SameSite: http.SameSiteLaxMode})
+	u := *r.URL
+	q := u.Query()
+	q.Del(apiv1.TrafficTokenParam)
+	u.RawQuery = q.Encode()
+	u.Scheme, u.Host = "", ""
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+}
+
+// dropTokenCookie removes the preview's own cookie from a request, keeping
+// the app's.
+func dropTokenCookie(r *http.Request) {
+	cookies := r.Cookies()
+	r.Header.Del("Cookie")
+	for _, c := range cookies {
+		if c.Name != apiv1.TrafficTokenParam {
+			r.AddCookie(c)
+		}
+	}
+}
+
+// previewTransport reaches sandbox ports. Its connections are pooled per
+// sandbox and pause (the URL host is agentcall.Host's label), so none
+// outlives the sandbox it was made to; a port nothing listens on is
+// refused at once (a 502), not retried.
+var previewTransport = &http.Transport{
+	DialContext: func(ctx context.Context, network, host string) (net.Conn, error) {
+		_, addr, _ := strings.Cut(host, ".")
+		d := net.Dialer{Timeout: 10 * time.Second}
+		return d.DialContext(ctx, network, addr)
+	},
+	MaxIdleConnsPerHost: 32,
+	IdleConnTimeout:     30 * time.Second,
+	ForceAttemptHTTP2:   false,
+}
+
+// previewURL is the preview URL of port of sb through this server, with
+// {port} in place of the number when port is 0.
+func (s *Server) previewURL(sb sbx.Sandbox, port int) string {
+	u, err := url.Parse(s.cfg.PublicURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	p := "{port}"
+	if port != 0 {
+		p = strconv.Itoa(port)
+	}
+	host := p + "-" + sb.ProviderSandboxID + "." + s.cfg.Domain
+	if hp := u.Port(); hp != "" {
+		host += ":" + hp
+	}
+	return u.Scheme + "://" + host
+}
+
+// Preview links.
+
+func (s *Server) createPreviewLink(w http.ResponseWriter, r *http.Request) {
+	var body apiv1.CreatePreviewLinkRequest
+	if !s.decode(w, r, &body) {
+		return
+	}
+	spec := preview.LinkSpec{Port: body.Port}
+	if body.Expires != nil {
+		spec.TTL = time.Duration(min(*body.Expires, int64(preview.MaxLinkTTL/time.Second)+1)) * time.Second
+	}
+	l, err := s.previews.CreateLink(r.Context(), caller(r), r.PathValue("id"), spec)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := renderPreviewLink(l.PreviewLink)
+	out.URL = s.previewURL(l.Sandbox, l.Port) + "/?" + apiv1.TrafficTokenParam + "=" + url.QueryEscape(l.Token)
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) listPreviewLinks(w http.ResponseWriter, r *http.Request) {
+	links, err := s.previews.Links(r.Context(), caller(r), r.PathValue("id"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, apiv1.PreviewLinkList{Items: renderAll(links, renderPreviewLink)})
+}
+
+func (s *Server) revokePreviewLink(w http.ResponseWriter, r *http.Request) {
+	l, err := s.previews.RevokeLink(r.Context(), caller(r), r.PathValue("id"), r.PathValue("link_id"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, renderPreviewLink(l))
+}
+
+func renderPreviewLink(l sbx.PreviewLink) apiv1.PreviewLink {
+	return apiv1.PreviewLink{ID: l.ID, Port: l.Port, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt, RevokedAt: timePtr(l.RevokedAt)}
+}
