@@ -123,6 +123,7 @@ type Sandbox struct {
 	ExpiresAt         time.Time // zero while paused or final
 	AutoPause         bool
 	Preview           Preview
+	Ports             []int // the ports it serves (its runtime's, or as created), listed with their preview URLs
 	Resources         Resources
 	EnvVarNames       []string
 	Metadata          map[string]string

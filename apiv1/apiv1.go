@@ -27,6 +27,7 @@ type CreateSandboxRequest struct {
 	GPU        *GPU              `json:"gpu,omitempty"`
 	Kind       string            `json:"kind,omitempty" enum:"task,runtime,world"` // default task
 	Preview    *Preview          `json:"preview,omitempty"`
+	Ports      []int             `json:"ports,omitempty" doc:"Ports the sandbox serves, listed with their preview URLs in its detail (every port is reachable either way); not 22 or 49983."`
 }
 
 // GPU is a GPU request: Fraction is a share of one card in percent.
@@ -92,6 +93,7 @@ type Sandbox struct {
 	RuntimeURL            string            `json:"runtimeURL,omitempty"`  // while running
 	AccessToken           string            `json:"accessToken,omitempty"` // while running
 	Preview               Preview           `json:"preview"`
+	Ports                 []PortURL         `json:"ports" doc:"The ports it serves (its runtime's, or as created), with their preview URLs."`
 	PreviewURL            string            `json:"previewURL,omitempty" doc:"The preview URL of a port, with {port} in place of its number; until the sandbox ends."`
 	TrafficToken          string            `json:"trafficToken,omitempty" doc:"Opens the sandbox's private previews (never its agent); until the sandbox ends. Rotating the access token rotates it."`
 	Timeline              []Event           `json:"timeline,omitempty"` // on detail, create and actions

@@ -43,3 +43,9 @@ type PreviewLink struct {
 type PreviewLinkList struct {
 	Items []PreviewLink `json:"items"`
 }
+
+// PortURL is a port a sandbox serves and its preview URL.
+type PortURL struct {
+	Port int    `json:"port"`
+	URL  string `json:"url,omitempty"`
+}

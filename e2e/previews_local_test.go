@@ -120,7 +120,11 @@ func startEcho(t *testing.T, s *server, sb apiv1.Sandbox, ports ...int) {
 func TestPreviewsLocal(t *testing.T) {
 	s := localServer(t, false)
 	p := newPreviews(t, s)
-	sb := s.create(map[string]any{"waitReady": true, "memoryMB": 256})
+	sb := s.create(map[string]any{"waitReady": true, "memoryMB": 256, "ports": []int{8080, 3000}})
+	if len(sb.Ports) != 2 || sb.Ports[0].Port != 8080 || sb.Ports[0].URL != strings.Replace(sb.PreviewURL, "{port}", "8080", 1) {
+		t.Errorf("the ports it serves: %+v", sb.Ports)
+	}
+	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "ports": []int{22}}, http.StatusBadRequest, "SSH's 22")
 	if sb.TrafficToken == "" || sb.Preview.Access != "private" || sb.Preview.Host != "preview" || sb.Preview.Wake == nil || !*sb.Preview.Wake {
 		t.Fatalf("a new sandbox's preview: %+v %q", sb.Preview, sb.TrafficToken)
 	}

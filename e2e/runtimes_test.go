@@ -92,8 +92,11 @@ func TestRuntimeLifeOverHTTP(t *testing.T) {
 	var rt apiv1.Runtime
 	var sec apiv1.Secret
 	s.call("POST", "/api/v1/org/default/secrets", map[string]any{"name": "API_TOKEN", "value": "tok"}, http.StatusCreated, &sec)
-	s.call("PATCH", path, map[string]any{"labels": map[string]string{"team": "ml"}, "timeout": 300, "env": map[string]string{"MODE": "dev"}}, http.StatusOK, nil)
+	s.call("PATCH", path, map[string]any{"labels": map[string]string{"team": "ml"}, "timeout": 300, "env": map[string]string{"MODE": "dev"}, "ports": []int{3000}}, http.StatusOK, nil)
 	s.call("POST", path+"/start", map[string]any{"requested_runtime_limit_seconds": 120, "secret_ids": []string{sec.ID}}, http.StatusOK, &rt)
+	if ports := s.get(rt.Sandbox.ID).Ports; len(ports) != 1 || ports[0].Port != 3000 || !strings.HasPrefix(ports[0].URL, "http://3000-"+rt.SandboxID+".") {
+		t.Errorf("the runtime's ports in its sandbox's detail: %+v", ports)
+	}
 	if names := strings.Join(rt.Sandbox.EnvVarNames, ","); names != "API_TOKEN,MODE" {
 		t.Fatalf("the chosen secret and the runtime's env in the sandbox's env: %s", names)
 	}

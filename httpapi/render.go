@@ -58,6 +58,14 @@ func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 		out.AccessToken = sb.AccessToken
 	}
 	out.Preview = renderPreview(sb.Preview)
+	out.Ports = []apiv1.PortURL{}
+	for _, port := range sb.Ports {
+		u := apiv1.PortURL{Port: port}
+		if !sb.State.Final() {
+			u.URL = s.previewURL(sb, port)
+		}
+		out.Ports = append(out.Ports, u)
+	}
 	if !sb.State.Final() {
 		out.PreviewURL = s.previewURL(sb, 0)
 		out.TrafficToken = sb.TrafficToken()

@@ -19,7 +19,7 @@ const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider
 	state, intent, pause_reason, end_reason, diagnostic, created_at, started_at, paused_at, ended_at,
 	timeout_s, expires_at, auto_pause, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
 	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated, unbilled_nanos, disk_mb,
-	preview_public, preview_localhost, preview_no_wake`
+	preview_public, preview_localhost, preview_no_wake, ports`
 
 // InsertSandbox records a new sandbox together with the first steps of its
 // timeline. A sandbox that holds compute (starting or running) must be
@@ -46,6 +46,7 @@ func (s *Store) InsertSandboxOnce(ctx context.Context, once *Once, sb sbx.Sandbo
 func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events []sbx.Event) error {
 	envNames, _ := json.Marshal(nonNil(sb.EnvVarNames))
 	meta, _ := json.Marshal(nonNilMap(sb.Metadata))
+	ports, _ := json.Marshal(nonNil(sb.Ports))
 	handle, err := encodeHandle(sb.Handle)
 	if err != nil {
 		return err
@@ -61,14 +62,14 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 		}
 	}
 	_, err = tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
 		string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
 		sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
 		int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause, sb.Resources.MilliCPU, sb.Resources.MemoryMB,
 		gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
 		handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Resources.DiskMB,
-		sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake)
+		sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, string(ports))
 	if err != nil {
 		if isUniqueViolation(err) {
 			return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
@@ -303,13 +304,13 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 		started, paused, ended, expires, set sql.NullInt64
 		gpuType                              string
 		gpuCount, gpuFraction                int
-		envNames, meta, handle, token        string
+		envNames, meta, handle, token, ports string
 	)
 	err := row.Scan(&sb.ID, &sb.OrgID, &sb.WorkspaceID, &sb.ProjectID, &sb.Provider, &sb.ProviderSandboxID, &kind,
 		&sb.TemplateID, &state, &intent, &pause, &end, &sb.Diagnostic, &created, &started, &paused, &ended,
 		&timeoutS, &expires, &sb.AutoPause, &sb.Resources.MilliCPU, &sb.Resources.MemoryMB, &gpuType, &gpuCount,
 		&gpuFraction, &envNames, &meta, &sb.BilledMicros, &set, &handle, &token, &updated, &sb.Hibernated, &sb.UnbilledNanos,
-		&sb.Resources.DiskMB, &sb.Preview.Public, &sb.Preview.LocalHost, &sb.Preview.NoWake)
+		&sb.Resources.DiskMB, &sb.Preview.Public, &sb.Preview.LocalHost, &sb.Preview.NoWake, &ports)
 	if err != nil {
 		return sb, err
 	}
@@ -327,6 +328,9 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 	}
 	if err := json.Unmarshal([]byte(meta), &sb.Metadata); err != nil {
 		return sb, fmt.Errorf("sandbox %s metadata: %w", sb.ID, err)
+	}
+	if err := json.Unmarshal([]byte(ports), &sb.Ports); err != nil {
+		return sb, fmt.Errorf("sandbox %s ports: %w", sb.ID, err)
 	}
 	if handle != "" {
 		if err := json.Unmarshal([]byte(handle), &sb.Handle); err != nil {

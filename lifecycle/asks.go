@@ -58,6 +58,7 @@ const (
 	maxMetadata     = 64
 	maxMetaKeyBytes = 128
 	maxMetaValBytes = 1024
+	maxPorts        = 32
 	maxGPUCount     = 8
 )
 
@@ -73,6 +74,7 @@ type Ask struct {
 	WaitReady        bool
 	AutoPause        bool
 	Preview          *PreviewAsk
+	Ports            []int // the ports it serves, listed with their preview URLs
 }
 
 // PreviewAsk is a sandbox's preview policy as a caller asks for it.
@@ -139,6 +141,8 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	if a.Preview != nil {
 		req.Preview = CheckPreview(&p, "preview", *a.Preview)
 	}
+	CheckPorts(&p, "ports", a.Ports)
+	req.Ports = a.Ports
 	return req, p.Err()
 }
 
@@ -206,9 +210,12 @@ func CheckMetadata(p *sbx.Problems, field string, m map[string]string) {
 
 // CheckPorts checks ports a client would reach, given in field.
 func CheckPorts(p *sbx.Problems, field string, ports []int) {
+	if len(ports) > maxPorts {
+		p.Add(field, "%s may list at most %d ports", field, maxPorts)
+	}
 	for _, port := range ports {
-		if port < 1 || port > 65535 || port == apiv1.AgentPort {
-			p.Add(field, "port %d must be between 1 and 65535 and not the agent's %d", port, apiv1.AgentPort)
+		if !sbx.ValidPort(port) || sbx.PreviewPortReserved(port) {
+			p.Add(field, "port %d must be between 1 and 65535, and not the agent's %d or SSH's 22 (never reached through a preview)", port, apiv1.AgentPort)
 		}
 	}
 }

@@ -20,6 +20,7 @@ type CreateRequest struct {
 	WaitReady  bool
 	AutoPause  bool
 	Preview    sbx.Preview
+	Ports      []int // the ports it serves, listed with their preview URLs
 	Env        map[string]string
 	Metadata   map[string]string
 	Resources  sbx.Resources
@@ -125,7 +126,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		ID: uuid.NewString(), OrgID: c.Org.ID, WorkspaceID: c.Workspace.ID, ProjectID: c.Project.ID,
 		Provider: p.Name(), ProviderSandboxID: newProviderID(), Kind: req.Kind, TemplateID: req.TemplateID,
 		State: creation.From, Intent: creation.Intent, CreatedAt: now, UpdatedAt: now,
-		Timeout: req.Timeout, AutoPause: req.AutoPause, Preview: req.Preview, Resources: req.Resources,
+		Timeout: req.Timeout, AutoPause: req.AutoPause, Preview: req.Preview, Ports: req.Ports, Resources: req.Resources,
 		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now,
 	}
 	spec := sbx.Spec{

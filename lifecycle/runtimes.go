@@ -83,7 +83,7 @@ func (r *Runtimes) Start(ctx context.Context, c sbx.Caller, rt sbx.Runtime, star
 		return rt, err
 	}
 	sb, replayed, err := r.m.CreateOnce(ctx, c, CreateRequest{
-		TemplateID: rt.Config.TemplateID, Kind: sbx.KindRuntime, Timeout: timeout, WaitReady: true,
+		TemplateID: rt.Config.TemplateID, Kind: sbx.KindRuntime, Timeout: timeout, WaitReady: true, Ports: rt.Config.Ports,
 		Env: env, Metadata: labels, Resources: r.m.StartResources(start.Resources), RuntimeID: rt.ID, Once: start.Once,
 	})
 	unlock()

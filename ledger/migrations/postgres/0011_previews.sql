@@ -3,6 +3,8 @@
 -- app sees; whether preview traffic wakes it when paused.
 ALTER TABLE sandboxes ADD COLUMN preview_public BOOLEAN NOT NULL DEFAULT false;
 ALTER TABLE sandboxes ADD COLUMN preview_localhost BOOLEAN NOT NULL DEFAULT false;
+-- The ports it serves (its runtime's, or as created), a JSON array.
+ALTER TABLE sandboxes ADD COLUMN ports TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE sandboxes ADD COLUMN preview_no_wake BOOLEAN NOT NULL DEFAULT false;
 
 -- Links to one port of a sandbox that work without other credentials until

@@ -3,6 +3,8 @@
 -- app sees; whether preview traffic wakes it when paused.
 ALTER TABLE sandboxes ADD COLUMN preview_public INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sandboxes ADD COLUMN preview_localhost INTEGER NOT NULL DEFAULT 0;
+-- The ports it serves (its runtime's, or as created), a JSON array.
+ALTER TABLE sandboxes ADD COLUMN ports TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE sandboxes ADD COLUMN preview_no_wake INTEGER NOT NULL DEFAULT 0;
 
 -- Links to one port of a sandbox that work without other credentials until
