@@ -20,7 +20,7 @@ func newSandbox(g *globals) *cobra.Command {
 	return group(&cobra.Command{Use: "sandbox", Aliases: []string{"sandboxes", "sb"}, Short: "Create, inspect and control sandboxes"},
 		newSandboxCreate(g), newSandboxList(g), newSandboxGet(g), newSandboxLogs(g), newSandboxMetrics(g), newSandboxUsage(g),
 		newSandboxDelete(g), newSandboxPause(g), newSandboxResume(g), newSandboxConnect(g),
-		newSandboxRefresh(g), newSandboxTimeout(g),
+		newSandboxRefresh(g), newSandboxTimeout(g), newSandboxURL(g),
 	)
 }
 
@@ -141,7 +141,9 @@ func sandboxDetail(w io.Writer, sb *apiv1.Sandbox) error {
 		{"Timeout", secondsText(sb.Timeout)}, {"Auto-pause", strconv.FormatBool(sb.AutoPause)},
 		{"Resources", resources}, {"Env vars", strings.Join(sb.EnvVarNames, ", ")}, {"Metadata", pairs(sb.Metadata)},
 		{"Credits", fmt.Sprintf("%s billed, %s running, %s estimated total", sb.BilledCredits, sb.RunningCredits, sb.EstimatedTotalCredits)},
-		{"Runtime URL", sb.RuntimeURL}, {"Access token", sb.AccessToken}, {"Diagnostic", sb.Diagnostic},
+		{"Runtime URL", sb.RuntimeURL}, {"Access token", sb.AccessToken},
+		{"Preview", previewText(sb)}, {"Preview URL", sb.PreviewURL}, {"Traffic token", sb.TrafficToken}, {"Ports", portsText(sb.Ports)},
+		{"Diagnostic", sb.Diagnostic},
 	})
 	if err != nil || len(sb.Timeline) == 0 {
 		return err
@@ -152,6 +154,28 @@ func sandboxDetail(w io.Writer, sb *apiv1.Sandbox) error {
 		rows[i] = []string{"  " + stamp(e.At), e.Step, e.Detail}
 	}
 	return table(w, []string{"  AT", "STEP", "DETAIL"}, rows)
+}
+
+// previewText says who reaches a sandbox's previews and whether they wake it.
+func previewText(sb *apiv1.Sandbox) string {
+	p := sb.Preview
+	s := p.Access + ", host " + p.Host
+	if p.Wake != nil && !*p.Wake {
+		s += ", traffic does not wake it"
+	}
+	return s
+}
+
+// portsText lists the ports a sandbox serves with their URLs.
+func portsText(ports []apiv1.PortURL) string {
+	out := make([]string, len(ports))
+	for i, p := range ports {
+		out[i] = strconv.Itoa(p.Port)
+		if p.URL != "" {
+			out[i] += " " + p.URL
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // pairs renders a map as sorted key=value pairs.

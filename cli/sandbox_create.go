@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
 	"github.com/spf13/cobra"
 )
@@ -12,6 +13,8 @@ import (
 // newSandboxCreate is `sbx sandbox create TEMPLATE`.
 func newSandboxCreate(g *globals) *cobra.Command {
 	var o client.CreateOptions
+	var access, host string
+	var noWake bool
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a sandbox from a template and print it, its ID first",
@@ -19,6 +22,12 @@ func newSandboxCreate(g *globals) *cobra.Command {
 			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --disk-mb 20480 --gpu h100:1:50",
 		Args: args("TEMPLATE"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
+			if access != "" || host != "" || noWake {
+				o.Preview = &apiv1.Preview{Access: access, Host: host}
+				if noWake {
+					o.Preview.Wake = new(bool)
+				}
+			}
 			sb, err := c.Create(ctx, args[0], &o)
 			if err != nil {
 				return err
@@ -41,5 +50,9 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.Int64Var(&o.DiskMB, "disk-mb", 0, "cap of the sandbox's writable layer in MB, held on the host's disk until it is deleted (default: the server's)")
 	f.Var(gpuValue{&o.GPU}, "gpu", "GPUs: type, count (default 1), percent of one card (25, 50, 75 or 100)")
 	f.StringVar(&o.Kind, "kind", "", "task (default), runtime or world")
+	f.StringVar(&access, "preview", "", "who reaches its preview URLs: private (default: the traffic token, a link or an API key) or public")
+	f.StringVar(&host, "preview-host", "", "the Host the app sees: preview (default) or localhost")
+	f.BoolVar(&noWake, "no-wake", false, "preview traffic leaves the sandbox paused (409) instead of waking it")
+	f.IntSliceVar(&o.Ports, "port", nil, "a port it serves, listed with its preview URL (repeatable)")
 	return cmd
 }

@@ -24,7 +24,9 @@ type CreateOptions struct {
 	MemoryMB  int64
 	DiskMB    int64 // cap of the writable layer, in MiB
 	GPU       *apiv1.GPU
-	Kind      string // task (default), runtime or world
+	Kind      string         // task (default), runtime or world
+	Preview   *apiv1.Preview // who reaches its preview URLs (default private) and whether their traffic wakes it
+	Ports     []int          // the ports it serves, listed with their preview URLs
 	// IdempotencyKey makes the create safe to retry: the same key with the
 	// same options answers the sandbox the first request made. Create
 	// makes one when it is empty, and retries with it when the connection
@@ -58,7 +60,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 	req := apiv1.CreateSandboxRequest{
 		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
 		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
-		GPU: opts.GPU, Kind: opts.Kind,
+		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports,
 	}
 	if opts.CPU != 0 {
 		req.CPU = &opts.CPU
@@ -165,6 +167,25 @@ func (c *Client) Logs(ctx context.Context, id, cursor string, limit int) (*apiv1
 // Metrics measures a running sandbox now.
 func (c *Client) Metrics(ctx context.Context, id string) (*apiv1.Metrics, error) {
 	return call[apiv1.Metrics](ctx, c, http.MethodGet, sandboxPath(id, "metrics"), nil, nil)
+}
+
+// CreatePreviewLink makes a link to port of a sandbox that works without
+// other credentials for ttl (0: an hour); its URL, with its token, is
+// answered only now.
+func (c *Client) CreatePreviewLink(ctx context.Context, id string, port int, ttl time.Duration) (*apiv1.PreviewLink, error) {
+	return call[apiv1.PreviewLink](ctx, c, http.MethodPost, sandboxPath(id, "previews"), nil,
+		apiv1.CreatePreviewLinkRequest{Port: port, Expires: seconds(ttl)})
+}
+
+// PreviewLinks lists a sandbox's preview links, newest first, without
+// their tokens.
+func (c *Client) PreviewLinks(ctx context.Context, id string) (*apiv1.PreviewLinkList, error) {
+	return call[apiv1.PreviewLinkList](ctx, c, http.MethodGet, sandboxPath(id, "previews"), nil, nil)
+}
+
+// RevokePreviewLink ends a preview link at once.
+func (c *Client) RevokePreviewLink(ctx context.Context, id, linkID string) (*apiv1.PreviewLink, error) {
+	return call[apiv1.PreviewLink](ctx, c, http.MethodDelete, sandboxPath(id, "previews", linkID), nil, nil)
 }
 
 // action posts body to a sandbox's action route and answers the sandbox.

@@ -107,3 +107,44 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("after delete --yes: %s", got.State)
 	}
 }
+
+// The preview verbs: create's preview flags, `sbx sandbox url` making,
+// listing and revoking links, and get showing the previews.
+func TestCLIPreviews(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	var sb apiv1.Sandbox
+	if err := json.Unmarshal([]byte(s.ok("sandbox", "create", "base", "--wait", "--preview", "public", "--preview-host", "localhost", "--no-wake", "--port", "8080", "--json")), &sb); err != nil {
+		t.Fatal(err)
+	}
+	if sb.Preview.Access != "public" || sb.Preview.Host != "localhost" || *sb.Preview.Wake || len(sb.Ports) != 1 || sb.Ports[0].Port != 8080 {
+		t.Fatalf("create's preview flags: %+v %+v", sb.Preview, sb.Ports)
+	}
+	detail := s.ok("sandbox", "get", sb.SandboxID)
+	for _, want := range []string{"public, host localhost, traffic does not wake it", "8080 http://8080-" + sb.SandboxID, "Traffic token"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("get lacks %q:\n%s", want, detail)
+		}
+	}
+	link := strings.TrimSpace(s.ok("sandbox", "url", sb.SandboxID, "8080", "--expires", "2h"))
+	if !strings.HasPrefix(link, "http://8080-"+sb.SandboxID+".sbx.localhost:") || !strings.Contains(link, "/?sbx_token=sbl_") {
+		t.Fatalf("url printed %q", link)
+	}
+	var links apiv1.PreviewLinkList
+	if err := json.Unmarshal([]byte(s.ok("sandbox", "url", sb.SandboxID, "--list", "--json")), &links); err != nil || len(links.Items) != 1 {
+		t.Fatalf("--list: %+v %v", links, err)
+	}
+	if out := s.ok("sandbox", "url", sb.SandboxID, "--revoke", links.Items[0].ID); !strings.Contains(out, links.Items[0].ID) {
+		t.Errorf("--revoke printed %q", out)
+	}
+	if got := s.get(sb.ID); len(got.Ports) != 1 {
+		t.Errorf("ports: %+v", got.Ports)
+	}
+	for _, bad := range [][]string{{"sandbox", "url", sb.SandboxID}, {"sandbox", "url", sb.SandboxID, "http"}, {"sandbox", "url", sb.SandboxID, "8080", "--list"}} {
+		if _, errOut, code := s.cli(bad...); code != 2 {
+			t.Errorf("sbx %s: exit %d, want 2 (usage): %s", strings.Join(bad, " "), code, errOut)
+		}
+	}
+	if _, errOut, code := s.cli("sandbox", "url", sb.SandboxID, "22"); code == 0 || !strings.Contains(errOut, "never reached through a preview") {
+		t.Errorf("a link to port 22: exit %d %s", code, errOut)
+	}
+}
