@@ -1,7 +1,18 @@
 package e2e
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"debug/elf"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -9,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/testenv"
@@ -99,4 +111,69 @@ func checkRunsc(t *testing.T, s *server) {
 	if !e.Available || e.Name != "runsc" || !strings.Contains(string(mod), "gvisor.dev/gvisor "+e.Version+"\n") {
 		t.Fatalf("runsc in the summary: %+v", e)
 	}
+}
+
+// serve --tls-cert/--tls-key speaks HTTPS, for the API and for preview
+// hosts under a wildcard certificate; the URLs it hands out are https.
+func TestServeTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, roots := selfSigned(t, dir, "localhost", "*.sbx.localhost")
+	if out, err := exec.Command(sbxBin, "serve", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--tls-cert", certFile).CombinedOutput(); err == nil || !strings.Contains(string(out), "--tls-cert and --tls-key go together") {
+		t.Errorf("--tls-cert alone: %v %s", err, out)
+	}
+	cfg := &tls.Config{RootCAs: roots, ServerName: "localhost"}
+	s := startServer(t, serverOpts{tls: cfg, args: []string{"--tls-cert", certFile, "--tls-key", keyFile}})
+	sb := s.create(map[string]any{"waitReady": true, "ports": []int{8080}})
+	if !strings.HasPrefix(sb.RuntimeURL, "https://49983-"+sb.SandboxID+".sbx.localhost:") || !strings.HasPrefix(sb.Ports[0].URL, "https://8080-") {
+		t.Errorf("URLs over TLS: %s %+v", sb.RuntimeURL, sb.Ports)
+	}
+	// A preview host, named in the TLS handshake and the request alike.
+	host := "8080-" + sb.SandboxID + ".sbx.localhost"
+	c := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: host},
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, s.addr)
+		}}}
+	resp, err := c.Get("https://" + host + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "is private") {
+		t.Errorf("a preview host over TLS: %d %s", resp.StatusCode, body)
+	}
+}
+
+// selfSigned writes a self-signed certificate for names and 127.0.0.1 into
+// dir and answers its files and a pool that trusts it.
+func selfSigned(t *testing.T, dir string, names ...string) (certFile, keyFile string, roots *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	roots = x509.NewCertPool()
+	roots.AddCert(cert)
+	return certFile, keyFile, roots
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net"
@@ -39,15 +40,23 @@ type serverOpts struct {
 	createDelay time.Duration
 	bin         string   // default: this test binary as serve with the Memory provider
 	args        []string // extra serve flags
+	// tls, when set, is the client side of serve's --tls-cert: the server
+	// is reached over HTTPS with it.
+	tls *tls.Config
 }
 
 // startServer starts a server on a fresh data directory.
 func startServer(t *testing.T, opts serverOpts) *server {
 	t.Helper()
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.TLSClientConfig = opts.tls
 	s := &server{t: t, dataDir: t.TempDir(), compute: t.TempDir(), opts: opts,
-		http: &http.Client{Transport: validator.Transport(nil), Timeout: 30 * time.Second}}
+		http: &http.Client{Transport: validator.Transport(base), Timeout: 30 * time.Second}}
 	s.addr = freeAddr(t)
 	s.url = "http://" + s.addr
+	if opts.tls != nil {
+		s.url = "https://" + s.addr
+	}
 	s.start()
 	t.Cleanup(func() { s.stop(syscall.SIGKILL) })
 	key, err := os.ReadFile(filepath.Join(s.dataDir, "admin.key"))
@@ -96,7 +105,7 @@ func (s *server) start() {
 			s.t.Fatalf("sbx serve exited at start: %v\n%s", err, s.out)
 		default:
 		}
-		if resp, err := http.Get(s.url + "/healthz"); err == nil {
+		if resp, err := s.http.Get(s.url + "/healthz"); err == nil {
 			resp.Body.Close()
 			return
 		}

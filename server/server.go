@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,11 @@ type Config struct {
 	KYCOff bool
 	// KYCWebhookSecret signs the KYC webhook's requests; empty: the webhook is off.
 	KYCWebhookSecret string
+
+	// TLSCert and TLSKey, both set, make serve speak HTTPS with this
+	// certificate (PEM files; a wildcard for *.Domain serves previews),
+	// read again when they change on disk.
+	TLSCert, TLSKey string
 
 	// SealKeyFile is a 32-byte key the operator keeps, which seals secrets
 	// and access tokens at rest; empty: <DataDir>/seal.key, made at first start.
@@ -148,8 +154,22 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		ln.Close()
+		return errors.New("--tls-cert and --tls-key go together: give both, or neither")
+	}
+	scheme := "http://"
+	if cfg.TLSCert != "" {
+		certs, err := newCertFiles(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		ln = tls.NewListener(ln, &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
+		scheme = "https://"
+	}
 	if cfg.PublicURL == "" {
-		cfg.PublicURL = "http://" + ln.Addr().String()
+		cfg.PublicURL = scheme + ln.Addr().String()
 	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
 		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret}, cfg.Clock, log)

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"crypto/tls"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// certFiles serves a certificate from PEM files, loaded again when either
+// file changes (an operator's renewal needs no restart).
+type certFiles struct {
+	certFile, keyFile string
+
+	mu      sync.Mutex
+	cert    *tls.Certificate
+	modTime time.Time // the later of the two files' when cert was loaded
+}
+
+// newCertFiles loads the pair once, so that a bad pair fails serve's start.
+func newCertFiles(certFile, keyFile string) (*certFiles, error) {
+	c := &certFiles{certFile: certFile, keyFile: keyFile}
+	if _, err := c.get(nil); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// get is a tls.Config's GetCertificate.
+func (c *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	mod, err := c.newest()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cert != nil && (err != nil || !mod.After(c.modTime)) {
+		return c.cert, nil // unchanged, or being replaced: keep serving the last good pair
+	}
+	pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	if err != nil {
+		if c.cert != nil {
+			return c.cert, nil
+		}
+		return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %w", c.certFile, c.keyFile, err)
+	}
+	c.cert, c.modTime = &pair, mod
+	return c.cert, nil
+}
+
+// newest is the later modification time of the two files.
+func (c *certFiles) newest() (time.Time, error) {
+	var t time.Time
+	for _, f := range []string{c.certFile, c.keyFile} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return t, err
+		}
+		if fi.ModTime().After(t) {
+			t = fi.ModTime()
+		}
+	}
+	return t, nil
+}
