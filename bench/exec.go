@@ -50,16 +50,31 @@ type Transfer struct {
 // the API over loopback, while the baseline runs the same commands in the
 // same sandbox with `runsc exec`, in turns. It returns what it measured,
 // with the table filled in, also when it stops on an error.
-func Exec(ctx context.Context, cfg Config) (r *Report, err error) {
+func Exec(ctx context.Context, cfg Config) (*Report, error) {
+	return inLab(ctx, cfg, "exec", func(e *execLab, r *Report) error {
+		r.Exec = &ExecResult{}
+		for _, phase := range []func(context.Context, *ExecResult) error{e.roundTrip, e.output, e.upload, e.download} {
+			if err := phase(ctx, r.Exec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// inLab runs bench (named name) against a fresh execLab: a real serve in
+// this process and one sandbox. It answers the report with its table
+// filled in, also when bench stops on an error, and removes the lab.
+func inLab(ctx context.Context, cfg Config, name string, bench func(e *execLab, r *Report) error) (r *Report, err error) {
 	cfg.defaults()
 	if cfg.Agent == "" {
-		return &Report{}, errors.New("the exec benchmark needs the sbx binary, to run as the sandbox's agent")
+		return &Report{}, fmt.Errorf("the %s benchmark needs the sbx binary, to run as the sandbox's agent", name)
 	}
 	r, _, err = newReport(ctx, cfg)
 	if err != nil {
 		return r, err
 	}
-	dir, err := os.MkdirTemp("", "sbx-bench-exec-")
+	dir, err := os.MkdirTemp("", "sbx-bench-"+name+"-")
 	if err != nil {
 		return r, err
 	}
@@ -73,14 +88,11 @@ func Exec(ctx context.Context, cfg Config) (r *Report, err error) {
 	if err := e.open(ctx); err != nil {
 		return r, err
 	}
-	r.Exec = &ExecResult{}
-	for _, phase := range []func(context.Context, *ExecResult) error{e.roundTrip, e.output, e.upload, e.download} {
-		if err := phase(ctx, r.Exec); err != nil {
-			if ctx.Err() != nil {
-				return r, fmt.Errorf("stopped: %w", context.Cause(ctx))
-			}
-			return r, err
+	if err := bench(e, r); err != nil {
+		if ctx.Err() != nil {
+			return r, fmt.Errorf("stopped: %w", context.Cause(ctx))
 		}
+		return r, err
 	}
 	return r, nil
 }
@@ -92,6 +104,8 @@ type execLab struct {
 	rs      runsc.Runsc
 	stop    context.CancelFunc
 	stopped chan error
+	addr    string // where serve listens
+	c       *client.Client
 	sb      *client.Sandbox
 }
 
@@ -106,9 +120,8 @@ func (e *execLab) open(ctx context.Context) error {
 			Log:   slog.New(slog.NewTextHandler(e.cfg.Progress, &slog.HandlerOptions{Level: slog.LevelWarn})), Out: io.Discard,
 			Started: func(addr string) { started <- addr }})
 	}()
-	var addr string
 	select {
-	case addr = <-started:
+	case e.addr = <-started:
 	case err := <-e.stopped:
 		e.stopped <- err
 		return fmt.Errorf("sbx serve: %w", err)
@@ -119,9 +132,9 @@ func (e *execLab) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c := client.New(client.Options{URL: "http://" + addr, APIKey: strings.TrimSpace(string(key))})
-	e.cfg.progress("serve at %s; creating a %s sandbox", addr, e.cfg.Template)
-	e.sb, err = c.Create(ctx, e.cfg.Template, &client.CreateOptions{WaitReady: true, Timeout: time.Hour, MemoryMB: memoryMB + 2*int64(e.cfg.FileMB)})
+	e.c = client.New(client.Options{URL: "http://" + e.addr, APIKey: strings.TrimSpace(string(key))})
+	e.cfg.progress("serve at %s; creating a %s sandbox", e.addr, e.cfg.Template)
+	e.sb, err = e.c.Create(ctx, e.cfg.Template, &client.CreateOptions{WaitReady: true, Timeout: time.Hour, MemoryMB: memoryMB + 2*int64(e.cfg.FileMB)})
 	return err
 }
 

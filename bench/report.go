@@ -59,6 +59,7 @@ type Report struct {
 	Hibernate []HibernateResult `json:"hibernate,omitempty"`
 	Idle      []IdleResult      `json:"idle,omitempty"`
 	Exec      *ExecResult       `json:"exec,omitempty"`
+	Preview   *PreviewResult    `json:"preview,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
 
 	Rows []Row `json:"rows"` // the table: what was measured against its baseline and target
@@ -158,6 +159,37 @@ func (r *Report) rows() []Row {
 			}
 			rows = append(rows, row)
 		}
+	}
+	if p := r.Preview; p != nil {
+		rows = append(rows, p.rows()...)
+	}
+	return rows
+}
+
+// rows are the preview benchmark's lines of the table, each against its
+// goal: a small request ≤ 1.3× direct at p50, a download at ≥ 0.9× the
+// direct throughput (≤ 1.11× its time), a wake by request ≤ 1.3× resume.
+func (p *PreviewResult) rows() []Row {
+	var rows []Row
+	if s := p.Small; s.Preview.N > 0 {
+		t, met := maxRatio(Ratio(s.Preview.P50, s.Direct.P50), 1.3)
+		rows = append(rows,
+			Row{"preview small request p50", msText(s.Preview.P50), "direct " + msText(s.Direct.P50), Ratio(s.Preview.P50, s.Direct.P50), t + " direct", met},
+			Row{"preview small request p95", msText(s.Preview.P95), "direct " + msText(s.Direct.P95), Ratio(s.Preview.P95, s.Direct.P95), "", nil})
+		if b := p.BareProxy; b.N > 0 {
+			rows = append(rows, Row{"preview small request p50", msText(s.Preview.P50), "bare Go reverse proxy " + msText(b.P50) + " (the floor of a hop)", Ratio(s.Preview.P50, b.P50), "", nil})
+		}
+	}
+	if d := p.Download; d.Preview.N > 0 {
+		t := Transfer{MB: d.MB, Pair: Pair{d.Preview, d.Direct}}
+		ratio := Ratio(d.Preview.P50, d.Direct.P50)
+		met := ratio > 0 && ratio <= 1/0.9
+		rows = append(rows, Row{fmt.Sprintf("preview download, %d MB, p50", d.MB), t.text(d.Preview), "direct " + t.text(d.Direct), ratio, "≥ 0.9× direct throughput", &met})
+	}
+	if w := p.Wake; w.ByRequest.N > 0 {
+		t, met := maxRatio(Ratio(w.ByRequest.P50, w.Resume.P50), 1.3)
+		rows = append(rows, Row{fmt.Sprintf("wake %d MB by a preview request p50", w.SizeMB), msText(w.ByRequest.P50), "sbx sandbox resume " + msText(w.Resume.P50),
+			Ratio(w.ByRequest.P50, w.Resume.P50), t + " resume", met})
 	}
 	return rows
 }

@@ -26,7 +26,7 @@ import (
 func newBench(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure sbx against baselines taken in the same run"}
 	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", hostserve.DataDir), "data dir of sbx serve, where its templates and runsc are ($SBX_DATA_DIR)")
-	cmd.AddCommand(newBenchLifecycle(g), newBenchExec(g), newBenchSpawn())
+	cmd.AddCommand(newBenchLifecycle(g), newBenchExec(g), newBenchPreview(g), newBenchSpawn())
 	return cmd
 }
 
@@ -107,6 +107,43 @@ stdout.`,
 	f.IntVar(&cfg.OutputMB, "output-mb", 100, "MB of stdout the throughput command writes")
 	f.IntVar(&cfg.FileMB, "file-mb", 256, "MB of the file uploaded and downloaded")
 	f.IntVar(&cfg.Rounds, "rounds", 4, "timed rounds of each transfer, each way")
+	return cmd
+}
+
+func newBenchPreview(g *globals) *cobra.Command {
+	var cfg bench.Config
+	var runscPath, templatesDir string
+	var markdown bool
+	cmd := &cobra.Command{
+		Use:   "preview",
+		Short: "Measure preview URLs against requests sent straight to the sandbox, and a wake by request against resume",
+		Long: `Measure preview traffic as a browser or a script meets it: a real sbx serve,
+in this process, on a temporary data directory with its own nftables table,
+address pool (10.238.0.0/16) and cgroup parent, runs one sandbox with an
+HTTP echo server on port 8080 (sbx agent echo). The host reaches it through
+serve's preview host with the sandbox's traffic token, and, as the
+baseline, straight at the sandbox's address, in turns: --calls small
+requests on kept-alive connections, and --rounds downloads of --file-mb.
+Then, --rounds times, the sandbox holding 64 MB is hibernated and woken,
+once by a preview request and once by the API's resume. Needs root.
+Everything the run creates is removed at the end, also on error or Ctrl-C.
+Progress goes to stderr; the table (or --json, or --markdown) to stdout.`,
+		Args: args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := positive(map[string]int{"--calls": cfg.Calls, "--file-mb": cfg.FileMB, "--rounds": cfg.Rounds}); err != nil {
+				return err
+			}
+			if err := benchSetup(g, "preview", &cfg, runscPath, templatesDir); err != nil {
+				return err
+			}
+			return g.runBench(cmd, markdown, func(ctx context.Context) (*bench.Report, error) { return bench.Preview(ctx, cfg) })
+		},
+	}
+	f := cmd.Flags()
+	benchFlags(f, &cfg, &runscPath, &templatesDir, &markdown)
+	f.IntVar(&cfg.Calls, "calls", 500, "small requests each way")
+	f.IntVar(&cfg.FileMB, "file-mb", 256, "MB of each download")
+	f.IntVar(&cfg.Rounds, "rounds", 4, "timed downloads each way, and wakes each way")
 	return cmd
 }
 

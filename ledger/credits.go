@@ -137,8 +137,13 @@ const (
 	billSandbox = `UPDATE sandboxes SET billed_micros = ?, unbilled_nanos = ?, last_settled_at = ? WHERE id = ?`
 )
 
-// hotStatements are prepared on SQLite's writer when the ledger opens.
-var hotStatements = []string{readBillingRow, readBalance, takeBalance, recordSettlement, billSandbox}
+// hotStatements are prepared on SQLite's writer when the ledger opens,
+// hotReads on its pool of readers (and on the writer too: a transaction
+// reads a sandbox before it changes it).
+var (
+	hotStatements = []string{readBillingRow, readBalance, takeBalance, recordSettlement, billSandbox, readSandboxByID, readSandboxByProviderID}
+	hotReads      = []string{readSandboxByID, readSandboxByProviderID}
+)
 
 // Settle charges sandbox id for its time since its last settlement, up to
 // now, at table's prices: what it owes moves from its org's balance to its

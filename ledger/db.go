@@ -50,16 +50,20 @@ func (d db) row(ctx context.Context, q string, args ...any) *sql.Row {
 	return d.c.QueryRowContext(ctx, d.sql(q), args...)
 }
 
-// stmt is q's prepared statement for d's transaction, or nil. database/sql
-// finds the statement already prepared on the transaction's connection, and
-// prepares it there again only if that connection was replaced.
+// stmt is q's prepared statement for d, or nil: on the pool it was
+// prepared on, itself (database/sql prepares it on each connection of the
+// pool once); in a transaction, the transaction's (database/sql finds it
+// already prepared on the transaction's connection, and prepares it there
+// again only if that connection was replaced).
 func (d db) stmt(ctx context.Context, q string) *sql.Stmt {
 	st, ok := d.prepared[q]
-	tx, isTx := d.c.(*sql.Tx)
-	if !ok || !isTx {
+	if !ok {
 		return nil
 	}
-	return tx.StmtContext(ctx, st)
+	if tx, isTx := d.c.(*sql.Tx); isTx {
+		return tx.StmtContext(ctx, st)
+	}
+	return st
 }
 
 // forUpdate is the clause that locks the rows a SELECT reads until the

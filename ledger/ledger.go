@@ -40,6 +40,7 @@ type Store struct {
 	seal *seal.Box
 
 	prepared map[string]*sql.Stmt // SQLite: hotStatements, prepared on w
+	reads    map[string]*sql.Stmt // SQLite: hotReads, prepared on r
 }
 
 // Open opens the ledger at dsn, creating it if needed, and brings its schema
@@ -65,17 +66,31 @@ func Open(ctx context.Context, dsn string, key []byte) (*Store, error) {
 		return nil, err
 	}
 	if !s.pg {
-		s.prepared = map[string]*sql.Stmt{}
-		for _, q := range hotStatements {
-			st, err := s.w.PrepareContext(ctx, q)
-			if err != nil {
-				s.Close()
-				return nil, fmt.Errorf("ledger: preparing %q: %w", q, err)
-			}
-			s.prepared[q] = st
+		if s.prepared, err = prepare(ctx, s.w, hotStatements); err == nil {
+			s.reads, err = prepare(ctx, s.r, hotReads)
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// prepare prepares qs on c, by text.
+func prepare(ctx context.Context, c *sql.DB, qs []string) (map[string]*sql.Stmt, error) {
+	out := map[string]*sql.Stmt{}
+	for _, q := range qs {
+		st, err := c.PrepareContext(ctx, q)
+		if err != nil {
+			for _, st := range out {
+				st.Close()
+			}
+			return nil, fmt.Errorf("ledger: preparing %q: %w", q, err)
+		}
+		out[q] = st
+	}
+	return out, nil
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database.
@@ -122,6 +137,9 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error {
 	for _, st := range s.prepared {
+		st.Close()
+	}
+	for _, st := range s.reads {
 		st.Close()
 	}
 	if s.r == s.w {
@@ -206,7 +224,7 @@ func (s *Store) read(ctx context.Context) db {
 	if d, ok := s.inTx(ctx); ok {
 		return d
 	}
-	return db{c: s.r, pg: s.pg}
+	return db{c: s.r, pg: s.pg, prepared: s.reads}
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on SQLite) and

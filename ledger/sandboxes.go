@@ -21,6 +21,16 @@ const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider
 	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated, unbilled_nanos, disk_mb,
 	preview_public, preview_localhost, preview_no_wake, ports`
 
+// The reads of one sandbox, by its sbx UUID or its provider sandbox ID,
+// within an org or (orgID "") any: every request to a sandbox's agent or
+// previews makes them, so they are prepared once (hotReads).
+const (
+	readSandboxByID = `SELECT ` + sandboxColumns + ` FROM sandboxes
+		WHERE id = ? AND (org_id = ? OR ? = '') ORDER BY created_at DESC LIMIT 1`
+	readSandboxByProviderID = `SELECT ` + sandboxColumns + ` FROM sandboxes
+		WHERE provider_sandbox_id = ? AND (org_id = ? OR ? = '') ORDER BY created_at DESC LIMIT 1`
+)
+
 // InsertSandbox records a new sandbox together with the first steps of its
 // timeline. A sandbox that holds compute (starting or running) must be
 // admitted by its org's plan (admission.go): else nothing is written and the
@@ -92,13 +102,11 @@ func (s *Store) GetSandbox(ctx context.Context, orgID, ref string) (sbx.Sandbox,
 
 // getSandbox finds a sandbox; lock locks its row until the transaction ends.
 func (s *Store) getSandbox(ctx context.Context, q db, orgID, ref string, lock bool) (sbx.Sandbox, error) {
-	col := "provider_sandbox_id"
+	query := readSandboxByProviderID
 	if _, err := uuid.Parse(ref); err == nil {
-		col = "id"
+		query = readSandboxByID
 	}
-	suffix := q.forUpdateIf(lock)
-	sb, err := s.scanSandbox(q.row(ctx, `SELECT `+sandboxColumns+` FROM sandboxes
-		WHERE `+col+` = ? AND (org_id = ? OR ? = '') ORDER BY created_at DESC LIMIT 1`+suffix, ref, orgID, orgID))
+	sb, err := s.scanSandbox(q.row(ctx, query+q.forUpdateIf(lock), ref, orgID, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return sbx.Sandbox{}, sbx.Errorf(sbx.ENotFound, "sandbox %s not found", ref)
 	}

@@ -24,7 +24,9 @@ import (
 
 // Request is what /echo answers.
 type Request struct {
-	Port    int                 `json:"port"`
+	Port  int    `json:"port"`
+	Local string `json:"local"` // the address the request came in on
+
 	Method  string              `json:"method"`
 	Host    string              `json:"host"`
 	Path    string              `json:"path"`
@@ -38,6 +40,9 @@ func Handler(port int) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /echo", func(w http.ResponseWriter, r *http.Request) {
 		out := Request{Port: port, Method: r.Method, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Headers: r.Header, Cookies: []string{}}
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			out.Local = a.String()
+		}
 		for _, c := range r.Cookies() {
 			out.Cookies = append(out.Cookies, c.Name)
 		}
