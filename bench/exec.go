@@ -275,25 +275,34 @@ func (e *execLab) transfer(t *Transfer, mb int, what string, local, raw func() e
 // inTurns times local and raw n times each after warm untimed rounds, the
 // two taking turns at going first.
 func inTurns(n, warm int, local, raw func() error) (Pair, error) {
-	var ls, rs []time.Duration
+	s, err := inTurnsOf(n, warm, local, raw)
+	if err != nil {
+		return Pair{}, err
+	}
+	return Pair{s[0], s[1]}, nil
+}
+
+// inTurnsOf times each of fs n times after warm untimed rounds, taking
+// turns at going first.
+func inTurnsOf(n, warm int, fs ...func() error) ([]Stat, error) {
+	times := make([][]time.Duration, len(fs))
 	for i := range warm + n {
-		var l, r time.Duration
-		err := inTurn(i, 2, func(k int) (err error) {
-			if k == 0 {
-				l, err = timeIt(local)
-			} else {
-				r, err = timeIt(raw)
+		err := inTurn(i, len(fs), func(k int) error {
+			d, err := timeIt(fs[k])
+			if i >= warm {
+				times[k] = append(times[k], d)
 			}
 			return err
 		})
 		if err != nil {
-			return Pair{}, err
-		}
-		if i >= warm {
-			ls, rs = append(ls, l), append(rs, r)
+			return nil, err
 		}
 	}
-	return Pair{NewStat(ls), NewStat(rs)}, nil
+	out := make([]Stat, len(fs))
+	for k := range fs {
+		out[k] = NewStat(times[k])
+	}
+	return out, nil
 }
 
 // run runs argv through the API and fails unless it exits 0.

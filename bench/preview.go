@@ -154,18 +154,19 @@ func (p *previewLab) measure(ctx context.Context, res *PreviewResult) error {
 		return func() error { _, err := p.get(ctx, p.preview, "http://"+p.host+path, want); return err },
 			func() error { _, err := p.get(ctx, p.direct, "http://"+p.addr+path, want); return err }
 	}
+	bare, stop, err := p.bareProxy()
+	if err != nil {
+		return err
+	}
+	defer stop()
 	viaPreview, direct := both("/", 16)
-	small, err := inTurns(cfg.Calls, 20, viaPreview, direct)
+	viaBare := func() error { _, err := p.get(ctx, bare.c, bare.url, 16); return err }
+	small, err := inTurnsOf(cfg.Calls, 20, viaPreview, direct, viaBare)
 	if err != nil {
 		return fmt.Errorf("small requests: %w", err)
 	}
-	res.Small = PreviewPair{small.Local, small.Runsc}
-	bare, err := p.bareProxy(ctx, cfg.Calls)
-	if err != nil {
-		return fmt.Errorf("small requests through a bare proxy: %w", err)
-	}
-	res.BareProxy = bare
-	cfg.progress("small request: preview p50 %.2f ms, direct p50 %.2f ms, bare proxy p50 %.2f ms", small.Local.P50, small.Runsc.P50, bare.P50)
+	res.Small, res.BareProxy = PreviewPair{small[0], small[1]}, small[2]
+	cfg.progress("small request: preview p50 %.2f ms, direct p50 %.2f ms, bare proxy p50 %.2f ms", small[0].P50, small[1].P50, small[2].P50)
 
 	n := int64(cfg.FileMB) << 20
 	viaPreview, direct = both("/bytes?n="+strconv.FormatInt(n, 10), n)
@@ -205,12 +206,18 @@ func (p *previewLab) measure(ctx context.Context, res *PreviewResult) error {
 	return nil
 }
 
-// bareProxy times n small requests (after 20 untimed) through a bare
-// httputil.ReverseProxy on loopback to the sandbox's address.
-func (p *previewLab) bareProxy(ctx context.Context, n int) (Stat, error) {
+// bareClient reaches the sandbox's echo server through a bare proxy.
+type bareClient struct {
+	c   *http.Client
+	url string
+}
+
+// bareProxy starts a bare httputil.ReverseProxy on loopback to the
+// sandbox's address, the floor of any proxy hop on this host; stop ends it.
+func (p *previewLab) bareProxy() (bareClient, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return Stat{}, err
+		return bareClient{}, nil, err
 	}
 	target := &url.URL{Scheme: "http", Host: p.addr}
 	srv := &http.Server{Handler: &httputil.ReverseProxy{
@@ -218,17 +225,6 @@ func (p *previewLab) bareProxy(ctx context.Context, n int) (Stat, error) {
 		Transport: &http.Transport{MaxIdleConnsPerHost: 4},
 	}}
 	go srv.Serve(ln)
-	defer srv.Close()
-	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	var times []time.Duration
-	for i := range 20 + n {
-		d, err := timeIt(func() error { _, err := p.get(ctx, c, "http://"+ln.Addr().String()+"/", 16); return err })
-		if err != nil {
-			return Stat{}, err
-		}
-		if i >= 20 {
-			times = append(times, d)
-		}
-	}
-	return NewStat(times), nil
+	c := bareClient{&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}, "http://" + ln.Addr().String() + "/"}
+	return c, func() { srv.Close() }, nil
 }

@@ -98,9 +98,11 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 				pr.Out.URL.RawQuery = q.Encode()
 			}
 		},
-		Transport:     previewTransport,
-		FlushInterval: -1,
-		BufferPool:    responseBuffers,
+		Transport: previewTransport,
+		// No FlushInterval: a streamed answer (chunked, or server-sent
+		// events) is flushed as it comes anyway, and a small one of known
+		// length goes out in one write, headers and body together.
+		BufferPool: responseBuffers,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			switch e := a.Stopped(); {
 			case e != nil:

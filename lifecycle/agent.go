@@ -75,12 +75,37 @@ func (m *Manager) AgentOf(ctx context.Context, providerSandboxID, token string) 
 	return m.agent(ctx, sb.ID, "a call to its runtime URL", true)
 }
 
-// Reach is Agent for traffic its surface authorized (a preview's), to
-// sandbox id (its sbx UUID): why names the traffic in the timeline of a
-// wake. A paused sandbox is woken only when wake is true; else the answer
-// is a 409 saying it is paused and how to resume it.
-func (m *Manager) Reach(ctx context.Context, id, why string, wake bool) (*AgentConn, error) {
-	return m.agent(ctx, id, why, wake)
+// Reach is Agent for traffic that its surface authorizes, to sandbox ref
+// (either ID): check is asked of the sandbox as read, before anything
+// happens to it, and says whether the traffic may wake it when it is
+// paused (else the answer is a 409 saying it is paused and how to resume
+// it); why names the traffic in the timeline of a wake. A request to a
+// running sandbox reads it once: when no sandbox stopped running between
+// that read and the request's registration (streams.ended), the read
+// stands for the one Agent makes after registering.
+func (m *Manager) Reach(ctx context.Context, ref, why string, check func(sbx.Sandbox) (wake bool, err error)) (*AgentConn, error) {
+	ended := m.streams.ended.Load()
+	sb, err := m.store.GetSandbox(ctx, "", ref)
+	if err != nil {
+		return nil, err
+	}
+	wake, err := check(sb)
+	if err != nil {
+		return nil, err
+	}
+	if sb.State != sbx.StateRunning {
+		return m.agent(ctx, sb.ID, why, wake)
+	}
+	a := m.register(ctx, sb.ID)
+	if m.streams.ended.Load() != ended { // something stopped meanwhile: read it again
+		a.Close()
+		return m.agent(ctx, sb.ID, why, wake)
+	}
+	if err := m.connect(ctx, a, sb); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
 }
 
 // noAccess answers a runtime URL whose sandbox does not exist or whose
@@ -94,23 +119,36 @@ func noAccess() error {
 // takes the sandbox out of running from the moment the sandbox is seen to
 // run.
 func (m *Manager) agent(ctx context.Context, id, why string, wake bool) (*AgentConn, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	remove := m.streams.add(id, cancel)
-	a := &AgentConn{Context: ctx, done: func() { remove(); cancel(nil) }}
+	a := m.register(ctx, id)
 	sb, err := m.running(ctx, id, why, wake)
 	if err == nil {
-		a.Sandbox = sb
-		a.Addr, err = m.agentAddr(ctx, sb)
-	}
-	if err == nil {
-		p, _ := m.provider(sb.Provider)
-		a.ports, _ = p.(sbx.PortDialer)
+		err = m.connect(ctx, a, sb)
 	}
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
 	return a, nil
+}
+
+// register registers a request to sandbox id's agent (streams.go): its
+// Context ends when the sandbox stops running.
+func (m *Manager) register(ctx context.Context, id string) *AgentConn {
+	ctx, cancel := context.WithCancelCause(ctx)
+	remove := m.streams.add(id, cancel)
+	return &AgentConn{Context: ctx, done: func() { remove(); cancel(nil) }}
+}
+
+// connect fills in where a reaches running sandbox sb: its agent, and its
+// other ports when the provider reaches them.
+func (m *Manager) connect(ctx context.Context, a *AgentConn, sb sbx.Sandbox) (err error) {
+	a.Sandbox = sb
+	if a.Addr, err = m.agentAddr(ctx, sb); err != nil {
+		return err
+	}
+	p, _ := m.provider(sb.Provider)
+	a.ports, _ = p.(sbx.PortDialer)
+	return nil
 }
 
 // running returns sandbox id once created and running. A paused one is

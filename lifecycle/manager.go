@@ -149,22 +149,33 @@ func (m *Manager) provider(name string) (sbx.Provider, error) {
 // user is a member of, any other key all of the org's.
 func (m *Manager) Get(ctx context.Context, c sbx.Caller, ref string) (sbx.Sandbox, error) {
 	sb, err := m.store.GetSandbox(ctx, c.Org.ID, ref)
-	if err != nil {
-		return sb, err
+	if err == nil {
+		err = m.Sees(ctx, c, sb, ref)
 	}
+	if err != nil {
+		return sbx.Sandbox{}, err
+	}
+	return sb, nil
+}
+
+// Sees refuses sandbox sb, named ref, as not found unless c's key reaches
+// it: a sandbox of c's org, and of its project for a project's key, of a
+// workspace its user is a member of for a member's key.
+func (m *Manager) Sees(ctx context.Context, c sbx.Caller, sb sbx.Sandbox, ref string) error {
+	notFound := sbx.Errorf(sbx.ENotFound, "sandbox %s not found", ref)
 	switch {
+	case sb.OrgID != c.Org.ID:
+		return notFound
 	case !c.OrgWide() && sb.ProjectID != c.Key.ProjectID:
-		return sbx.Sandbox{}, sbx.Errorf(sbx.ENotFound, "sandbox %s not found", ref)
+		return notFound
 	case c.MemberScoped():
 		role, err := m.store.MemberRole(ctx, sb.WorkspaceID, c.User.ID)
 		if err == nil && role == "" {
-			err = sbx.Errorf(sbx.ENotFound, "sandbox %s not found", ref)
+			err = notFound
 		}
-		if err != nil {
-			return sbx.Sandbox{}, err
-		}
+		return err
 	}
-	return sb, nil
+	return nil
 }
 
 // Timeline returns a sandbox's steps.

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sbxdev/sbx"
 )
@@ -17,8 +18,9 @@ import (
 
 // streams are the in-flight requests to agents, by sandbox UUID.
 type streams struct {
-	mu sync.Mutex
-	by map[string]map[*context.CancelCauseFunc]struct{}
+	mu    sync.Mutex
+	by    map[string]map[*context.CancelCauseFunc]struct{}
+	ended atomic.Uint64 // how many times end ran: a sandbox seen running before and after saw none stop
 }
 
 // add registers cancel under sandbox id; remove forgets it.
@@ -45,6 +47,7 @@ func (s *streams) add(id string, cancel context.CancelCauseFunc) (remove func())
 
 // end ends every request registered under sandbox id with why.
 func (s *streams) end(id string, why error) {
+	s.ended.Add(1)
 	s.mu.Lock()
 	open := s.by[id]
 	delete(s.by, id)

@@ -44,7 +44,6 @@ const linkPrefix = "sbl_"
 // Store is what the service reads and writes of the ledger; *ledger.Store
 // satisfies it.
 type Store interface {
-	GetSandbox(ctx context.Context, orgID, ref string) (sbx.Sandbox, error)
 	InsertPreviewLink(ctx context.Context, l sbx.PreviewLink, secret string) error
 	PreviewLink(ctx context.Context, id, secret string) (sbx.PreviewLink, error)
 	PreviewLinks(ctx context.Context, sandboxID string) ([]sbx.PreviewLink, error)
@@ -55,7 +54,8 @@ type Store interface {
 // satisfies it.
 type Sandboxes interface {
 	Get(ctx context.Context, c sbx.Caller, ref string) (sbx.Sandbox, error)
-	Reach(ctx context.Context, id, why string, wake bool) (*lifecycle.AgentConn, error)
+	Sees(ctx context.Context, c sbx.Caller, sb sbx.Sandbox, ref string) error
+	Reach(ctx context.Context, ref, why string, check func(sbx.Sandbox) (wake bool, err error)) (*lifecycle.AgentConn, error)
 }
 
 // Service opens preview traffic and keeps preview links.
@@ -84,46 +84,42 @@ func (s *Service) Open(ctx context.Context, cred Credentials, ref string, port i
 	if err := checkPort(port); err != nil {
 		return nil, err
 	}
-	sb, err := s.sandbox(ctx, cred, ref, port)
-	if err != nil {
-		return nil, err
-	}
-	return s.sandboxes.Reach(ctx, sb.ID, "preview traffic to port "+strconv.Itoa(port), !sb.Preview.NoWake)
+	return s.sandboxes.Reach(ctx, ref, "preview traffic to port "+strconv.Itoa(port), func(sb sbx.Sandbox) (bool, error) {
+		return !sb.Preview.NoWake, s.authorize(ctx, cred, sb, ref, port)
+	})
 }
 
-// sandbox finds sandbox ref and checks that cred opens port of it.
-func (s *Service) sandbox(ctx context.Context, cred Credentials, ref string, port int) (sbx.Sandbox, error) {
-	var sb sbx.Sandbox
-	var err error
+// authorize checks that cred opens port of sandbox sb (named ref).
+func (s *Service) authorize(ctx context.Context, cred Credentials, sb sbx.Sandbox, ref string, port int) error {
 	if cred.Caller != nil {
-		sb, err = s.sandboxes.Get(ctx, *cred.Caller, ref)
-	} else {
-		sb, err = s.store.GetSandbox(ctx, "", ref)
+		if err := s.sandboxes.Sees(ctx, *cred.Caller, sb, ref); err != nil {
+			return err
+		}
 	}
-	if err == nil && sb.State.Final() {
-		err = sbx.Errorf(sbx.ENotFound, "sandbox %s has ended (%s): its previews are gone", ref, sb.State)
-	}
-	if err != nil || cred.Caller != nil || sb.Preview.Public {
-		return sb, err
+	switch {
+	case sb.State.Final():
+		return sbx.Errorf(sbx.ENotFound, "sandbox %s has ended (%s): its previews are gone", ref, sb.State)
+	case cred.Caller != nil || sb.Preview.Public:
+		return nil
 	}
 	if t := sb.TrafficToken(); t != "" && subtle.ConstantTimeCompare([]byte(cred.Token), []byte(t)) == 1 {
-		return sb, nil
+		return nil
 	}
 	if id, secret, ok := splitLink(cred.Token); ok {
 		l, err := s.store.PreviewLink(ctx, id, secret)
 		switch {
 		case err != nil && sbx.ErrorCode(err) != sbx.ENotFound:
-			return sb, err
+			return err
 		case err == nil && l.SandboxID == sb.ID && l.Port == port && l.Works(s.clock.Now()):
-			return sb, nil
+			return nil
 		case err == nil && l.SandboxID == sb.ID && l.Port == port:
-			return sb, sbx.Errorf(sbx.EUnauthorized, "this preview link has expired or was revoked: ask for a new one (sbx sandbox url %s %d)", sb.ProviderSandboxID, port)
+			return sbx.Errorf(sbx.EUnauthorized, "this preview link has expired or was revoked: ask for a new one (sbx sandbox url %s %d)", sb.ProviderSandboxID, port)
 		}
 	}
 	if cred.Token != "" {
-		return sb, sbx.Errorf(sbx.EUnauthorized, "the token does not open port %d of sandbox %s", port, sb.ProviderSandboxID)
+		return sbx.Errorf(sbx.EUnauthorized, "the token does not open port %d of sandbox %s", port, sb.ProviderSandboxID)
 	}
-	return sb, sbx.Errorf(sbx.EUnauthorized, "the preview of port %d of sandbox %s is private: it needs the sandbox's traffic token (header %s, or ?%s= once in a browser), a preview link, or an API key that reaches the sandbox (X-API-Key)",
+	return sbx.Errorf(sbx.EUnauthorized, "the preview of port %d of sandbox %s is private: it needs the sandbox's traffic token (header %s, or ?%s= once in a browser), a preview link, or an API key that reaches the sandbox (X-API-Key)",
 		port, sb.ProviderSandboxID, TokenHeader, TokenParam)
 }
 
