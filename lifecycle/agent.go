@@ -168,7 +168,7 @@ func (m *Manager) running(ctx context.Context, id, why string, wake bool) (sbx.S
 			"resume it (sbx sandbox resume %[1]s, or POST /api/v1/sandboxes/%[1]s/resume) and try again", sb.ProviderSandboxID)}
 	}
 	if sb.State == sbx.StatePaused {
-		woken, err := m.resume(ctx, id, 0, "woken by "+why)
+		woken, err := m.wakeFor(ctx, sb, why)
 		if err != nil {
 			cur, e := m.store.GetSandbox(ctx, "", id)
 			if e != nil || cur.State != sbx.StateRunning {
@@ -182,6 +182,34 @@ func (m *Manager) running(ctx context.Context, id, why string, wake bool) (sbx.S
 		return sb, sbx.Errorf(sbx.EConflict, "sandbox %s is %s: its agent answers only while it runs", sb.ProviderSandboxID, sb.State)
 	}
 	return sb, nil
+}
+
+// WakeWait bounds how long a request waits for the wake it set off: past
+// it, the answer is a 503 with Retry-After while the wake goes on.
+const WakeWait = 30 * time.Second
+
+// wakeFor resumes paused sandbox sb for traffic (why), waiting WakeWait at
+// most; a caller who leaves leaves the wake going.
+func (m *Manager) wakeFor(ctx context.Context, sb sbx.Sandbox, why string) (sbx.Sandbox, error) {
+	type result struct {
+		sb  sbx.Sandbox
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		woken, err := m.resume(context.WithoutCancel(ctx), sb.ID, 0, "woken by "+why)
+		done <- result{woken, err}
+	}()
+	timer := m.clock.After(WakeWait)
+	select {
+	case r := <-done:
+		return r.sb, r.err
+	case <-timer:
+		return sb, &sbx.Error{Code: sbx.EUnavailable, RetryAfter: 5 * time.Second,
+			Message: fmt.Sprintf("sandbox %s is still waking after %s; try again shortly", sb.ProviderSandboxID, WakeWait)}
+	case <-ctx.Done():
+		return sb, ctx.Err()
+	}
 }
 
 // agentAddr asks the sandbox's provider where its agent listens.

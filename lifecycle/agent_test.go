@@ -2,10 +2,15 @@ package lifecycle_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/providertest"
 )
 
 // A provider without an agent: the agent's routes are a clear 501, the
@@ -33,5 +38,96 @@ func TestAgentWithoutOneAndTokenRotation(t *testing.T) {
 	}
 	if _, err := e.m.AgentOf(ctx, sb.ProviderSandboxID, sb.AccessToken); sbx.ErrorCode(err) != sbx.EUnauthorized {
 		t.Errorf("the old token still works: %v", err)
+	}
+}
+
+// slowResume is the Memory provider with resumes held until released.
+type slowResume struct {
+	*providertest.Memory
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (p *slowResume) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error) {
+	p.entered <- struct{}{}
+	<-p.release
+	return p.Memory.Resume(ctx, h)
+}
+
+// Traffic to a paused sandbox (Reach): refused by its check before
+// anything happens; refused with a 409 and Retry-After when the check says
+// not to wake; else woken, by one resume however many requests come
+// together, the wake's step naming the traffic; a wake that outlasts
+// WakeWait answers a 503 with Retry-After and goes on.
+func TestReachWakesPausedSandboxes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	slow := &slowResume{Memory: e.prov, entered: make(chan struct{}, 8), release: make(chan struct{})}
+	m := lifecycle.New(e.store, []sbx.Provider{slow}, lifecycle.Config{DefaultProvider: providertest.MemoryName, MaxTimeout: 24 * time.Hour},
+		e.clock, slog.New(slog.DiscardHandler))
+	sb, err := m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", WaitReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Pause(ctx, e.caller, sb.ID, sbx.PauseUser); err != nil {
+		t.Fatal(err)
+	}
+	refuse := errors.New("no")
+	if _, err := m.Reach(ctx, sb.ProviderSandboxID, "a test", func(sbx.Sandbox) (bool, error) { return true, refuse }); !errors.Is(err, refuse) {
+		t.Fatalf("a refusing check: %v", err)
+	}
+	_, err = m.Reach(ctx, sb.ID, "a test", func(sbx.Sandbox) (bool, error) { return false, nil })
+	var e409 *sbx.Error
+	if !errors.As(err, &e409) || e409.Code != sbx.EConflict || e409.RetryAfter == 0 || !strings.Contains(e409.Message, "is paused") {
+		t.Fatalf("no wake: %v", err)
+	}
+	if got := e.get(sb.ID); got.State != sbx.StatePaused {
+		t.Fatalf("refused traffic changed the sandbox: %s", got.State)
+	}
+
+	// Three requests together, one held past WakeWait.
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := m.Reach(ctx, sb.ID, "preview traffic to port 8080", func(sbx.Sandbox) (bool, error) { return true, nil })
+			errs <- err
+		}()
+	}
+	<-slow.entered
+	var unavailable int
+	for got := 0; got < 3; {
+		e.clock.Advance(lifecycle.WakeWait) // again, for waits that began since
+		select {
+		case err := <-errs:
+			got++
+			var se *sbx.Error
+			if errors.As(err, &se) && se.Code == sbx.EUnavailable && se.RetryAfter > 0 {
+				unavailable++
+			}
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if unavailable != 3 {
+		t.Errorf("%d of 3 waits past WakeWait answered 503 with Retry-After", unavailable)
+	}
+	close(slow.release)
+	var woken sbx.Sandbox
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if woken = e.get(sb.ID); woken.State == sbx.StateRunning && woken.Intent == "" {
+			break
+		}
+	}
+	events, _ := e.store.Events(ctx, sb.ID)
+	var wakes int
+	for _, ev := range events {
+		if ev.Step == "resuming" {
+			wakes++
+			if ev.Detail != "woken by preview traffic to port 8080" {
+				t.Errorf("the wake's step says %q", ev.Detail)
+			}
+		}
+	}
+	if woken.State != sbx.StateRunning || wakes != 1 || len(slow.entered) != 0 {
+		t.Errorf("after the wake: %s, %d wakes in the timeline, %d more resumes", woken.State, wakes, len(slow.entered))
 	}
 }
