@@ -18,7 +18,7 @@ var _ preview.Sandboxes = (*lifecycle.Manager)(nil)
 // clock is testorg's stopped clock, moved on by the test.
 type clock struct{ now time.Time }
 
-func (c *clock) Now() time.Time                      { return c.now }
+func (c *clock) Now() time.Time                       { return c.now }
 func (c *clock) After(time.Duration) <-chan time.Time { return nil }
 
 // Who opens a private preview, tried from both sides of each boundary:
