@@ -170,11 +170,13 @@ func TestPreviewsLocal(t *testing.T) {
 		t.Errorf("the app saw cookies %v", got.Cookies)
 	}
 
-	// By path, for clients without wildcard hosts.
-	status, body, _ := p.get(s.url+"/api/v1/sandboxes/"+sb.ID+"/ports/8080/echo?x=1", token)
-	if status != http.StatusOK || !strings.Contains(body, `"path":"/echo","query":"x=1"`) {
-		t.Errorf("by path: %d %s", status, body)
+	// By path, for clients without wildcard hosts: in an opaque origin, and
+	// never opened by a cookie (any page on the API's host could send it).
+	status, body, resp := p.get(s.url+"/api/v1/sandboxes/"+sb.ID+"/ports/8080/echo?x=1", token)
+	if status != http.StatusOK || !strings.Contains(body, `"path":"/echo","query":"x=1"`) || !strings.HasPrefix(resp.Header.Get("Content-Security-Policy"), "sandbox") {
+		t.Errorf("by path: %d %s %v", status, body, resp.Header)
 	}
+	p.refused(s.url+"/api/v1/sandboxes/"+sb.ID+"/ports/8080/echo", map[string]string{"Cookie": apiv1.TrafficTokenParam + "=" + sb.TrafficToken}, http.StatusUnauthorized, "is private")
 
 	// Ports never reached, a port nothing listens on, a host that is none.
 	p.refused(s.url+"/api/v1/sandboxes/"+sb.ID+"/ports/49983/commands", token, http.StatusForbidden, "never reached through a preview")

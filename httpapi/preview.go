@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -56,9 +55,14 @@ func (s *Server) portsProxy(w http.ResponseWriter, r *http.Request) {
 	s.previewProxy(w, r, port, id, "/"+path)
 }
 
-// previewProxy passes r on to port of sandbox id as path.
+// previewProxy passes r on to port of sandbox id as path. By path (on the
+// API's own host) what the app answers runs in a sandboxed, opaque origin
+// (Content-Security-Policy: sandbox), so that a page one tenant serves
+// there cannot read the API's origin or another sandbox's previews; and
+// no cookie opens it. A browser uses the preview host instead.
 func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, id, path string) {
-	cred, fromQuery, err := s.previewCredentials(r)
+	byPath := isPortsPath(r.URL.Path)
+	cred, fromQuery, err := s.previewCredentials(r, !byPath)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -69,8 +73,8 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 		return
 	}
 	defer a.Close()
-	if fromQuery && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		s.keepToken(w, r, port, id, cred.Token)
+	if fromQuery && !byPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		s.keepToken(w, r, cred.Token)
 		return
 	}
 	addr, err := a.PortAddr(port)
@@ -98,6 +102,12 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 				pr.Out.URL.RawQuery = q.Encode()
 			}
 		},
+		ModifyResponse: func(resp *http.Response) error {
+			if byPath {
+				resp.Header.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-downloads")
+			}
+			return nil
+		},
 		Transport: previewTransport,
 		// No FlushInterval: a streamed answer (chunked, or server-sent
 		// events) is flushed as it comes anyway, and a small one of known
@@ -120,8 +130,9 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 
 // previewCredentials reads what r carries to open a preview: an API key
 // (X-API-Key only: Authorization is the app's), and a token from the
-// header, the query (fromQuery) or the cookie, in that order.
-func (s *Server) previewCredentials(r *http.Request) (cred preview.Credentials, fromQuery bool, err error) {
+// header, the query (fromQuery) or, with cookies, the cookie, in that
+// order.
+func (s *Server) previewCredentials(r *http.Request, cookies bool) (cred preview.Credentials, fromQuery bool, err error) {
 	if secret := r.Header.Get("X-API-Key"); secret != "" {
 		c, err := s.tenancy.Authenticate(r.Context(), secret)
 		if err != nil {
@@ -135,23 +146,18 @@ func (s *Server) previewCredentials(r *http.Request) (cred preview.Credentials, 
 	if cred.Token = r.URL.Query().Get(apiv1.TrafficTokenParam); cred.Token != "" {
 		return cred, true, nil
 	}
-	if c, err := r.Cookie(apiv1.TrafficTokenParam); err == nil {
+	if c, err := r.Cookie(apiv1.TrafficTokenParam); err == nil && cookies {
 		cred.Token = c.Value
 	}
 	return cred, false, nil
 }
 
-// keepToken answers a browser that opened a preview with the token in its
-// URL: the token goes into an HTTP-only cookie for this preview (its host,
-// or its path under /api/v1/sandboxes/{id}/ports/{port}/), and a redirect
-// to the same URL without it, so it leaves the address bar and the app
-// never sees it.
-func (s *Server) keepToken(w http.ResponseWriter, r *http.Request, port int, id, token string) {
-	cookiePath := "/"
-	if !strings.HasPrefix(r.Host, strconv.Itoa(port)+"-") || isPortsPath(r.URL.Path) {
-		cookiePath = fmt.Sprintf("%s%s/ports/%d/", portsPrefix, id, port)
-	}
-	http.SetCookie(w, &http.Cookie{Name: apiv1.TrafficTokenParam, Value: token, Path: cookiePath,
+// keepToken answers a browser that opened a preview host with the token
+// in its URL: the token goes into an HTTP-only cookie of that host alone,
+// and a redirect to the same URL without it, so it leaves the address bar
+// and the app never sees it.
+func (s *Server) keepToken(w http.ResponseWriter, r *http.Request, token string) {
+	http.SetCookie(w, &http.Cookie{Name: apiv1.TrafficTokenParam, Value: token, Path: "/",
 		HttpOnly: true, Secure: r.TLS != nil || strings.HasPrefix(s.cfg.PublicURL, "https:"), SameSite: http.SameSiteLaxMode})
 	u := *r.URL
 	q := u.Query()
