@@ -50,7 +50,7 @@ type rule struct {
 // services are the application layer's packages (add a new one here):
 // every surface calls them, and they reach the ledger through Store
 // interfaces of their own.
-var services = []string{"tenancy", "secrets", "sessions", "billing", "observability"}
+var services = []string{"tenancy", "secrets", "sessions", "billing", "observability", "sshauth"}
 
 func init() {
 	for _, s := range services {
