@@ -26,6 +26,7 @@ type server struct {
 	dataDir string
 	compute string // the Memory provider's state directory
 	addr    string
+	sshAddr string // the SSH gateway's
 	url     string
 	key     string
 	opts    serverOpts
@@ -46,7 +47,7 @@ func startServer(t *testing.T, opts serverOpts) *server {
 	t.Helper()
 	s := &server{t: t, dataDir: t.TempDir(), compute: t.TempDir(), opts: opts,
 		http: &http.Client{Transport: validator.Transport(nil), Timeout: 30 * time.Second}}
-	s.addr = freeAddr(t)
+	s.addr, s.sshAddr = freeAddr(t), freeAddr(t)
 	s.url = "http://" + s.addr
 	s.start()
 	t.Cleanup(func() { s.stop(syscall.SIGKILL) })
@@ -72,7 +73,7 @@ func (s *server) start() {
 	s.t.Helper()
 	bin, env := os.Args[0], append(os.Environ(), serveEnv+"=1", "SBX_MEMORY_STATE_DIR="+s.compute,
 		"SBX_MEMORY_CREATE_DELAY="+s.opts.createDelay.String())
-	args := []string{"serve", "--data-dir", s.dataDir, "--listen", s.addr, "--log-level", "debug"}
+	args := []string{"serve", "--data-dir", s.dataDir, "--listen", s.addr, "--ssh-listen", s.sshAddr, "--log-level", "debug"}
 	if s.opts.bin != "" {
 		bin, env = s.opts.bin, os.Environ()
 	} else {
