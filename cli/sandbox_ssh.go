@@ -81,7 +81,7 @@ func newSandboxSSH(g *globals) *cobra.Command {
 						{"Known host", access.KnownHosts}, {"Note", "give the token as the password; it is shown this once"}})
 				})
 			}
-			return runSSH(access, sshArgs, args[1:])
+			return runSSH(access, sshArgs, execArgv(args))
 		}),
 	}
 	f := cmd.Flags()
