@@ -140,6 +140,16 @@ func TestSessions(t *testing.T) {
 
 	s, _ = c.NewSession()
 	out = syncBuffer{}
+	s.Stdin, s.Stdout = strings.NewReader("echo shell without a terminal; exit 6\n"), &out
+	if err := s.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(); !errors.As(err, &exit) || exit.ExitStatus() != 6 || out.String() != "shell without a terminal\n" {
+		t.Errorf("a shell without a terminal: %v; output %q", err, out.String())
+	}
+
+	s, _ = c.NewSession()
+	out = syncBuffer{}
 	s.Stdout = &out
 	if err := s.RequestPty("xterm", 24, 80, ssh.TerminalModes{}); err != nil {
 		t.Fatal(err)
