@@ -38,7 +38,7 @@ type identity struct {
 type conn struct {
 	g    *Gateway
 	user string              // the user name the client asked as
-	ids  map[string]identity // by identityKey's value: the credentials admitted (the handshake's goroutine only)
+	ids  map[string]identity // by identityKey's value: the credentials admitted, each for the user name it was offered with (the handshake's goroutine only)
 
 	// Once authenticated:
 	sconn  *ssh.ServerConn
@@ -64,7 +64,7 @@ func (c *conn) config() *ssh.ServerConfig {
 			if err != nil {
 				return nil, c.refused(meta, "publickey", err)
 			}
-			return c.admit("key "+k.Fingerprint, identity{caller, fmt.Sprintf("ssh key %s (%s, %s)", k.ID, strictjson.Short(k.Name), k.Fingerprint)}), nil
+			return c.admit("key "+k.Fingerprint+" as "+c.user, identity{caller, fmt.Sprintf("ssh key %s (%s, %s)", k.ID, strictjson.Short(k.Name), k.Fingerprint)}), nil
 		},
 		PasswordCallback: func(meta ssh.ConnMetadata, password []byte) (*ssh.Permissions, error) {
 			return c.token(meta, "password", string(password))

@@ -41,12 +41,13 @@ type session struct {
 	pty *apiv1.PtySize // asked for with pty-req; its size follows window-change
 	wg  sync.WaitGroup // the program
 
-	mu      sync.Mutex
-	started bool
-	pid     int            // once the program runs
-	term    *agentcall.Pty // once a terminal runs
-	agent   agentcall.Agent
-	ctx     context.Context // the program's, once it runs
+	mu       sync.Mutex
+	started  bool
+	terminal bool           // the program runs on a terminal: sbx's words go to its output
+	pid      int            // once the program runs
+	term     *agentcall.Pty // once a terminal runs
+	agent    agentcall.Agent
+	ctx      context.Context // the program's, once it runs
 }
 
 func (c *conn) session(ctx context.Context, nch ssh.NewChannel) {
@@ -213,7 +214,7 @@ func (s *session) start(ctx context.Context, req *ssh.Request) bool {
 		s.mu.Unlock()
 		return false
 	}
-	s.started = true
+	s.started, s.terminal = true, prog.pty
 	s.mu.Unlock()
 	if req.WantReply {
 		req.Reply(true, nil)
@@ -364,9 +365,11 @@ func (s *session) exit(code *int, signal string) {
 // on a terminal).
 func (s *session) say(msg string) {
 	w := s.ch.Stderr()
-	if s.pty != nil {
+	s.mu.Lock()
+	if s.terminal {
 		w = s.ch
 	}
+	s.mu.Unlock()
 	w.Write([]byte("\r\nsbx: " + msg + "\r\n"))
 }
 
