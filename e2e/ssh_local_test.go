@@ -174,6 +174,30 @@ func TestSSHGatewayLocal(t *testing.T) {
 		if out, errOut, code := c.run("", sb.ID+"@127.0.0.1", "echo by uuid"); out != "by uuid\n" || code != 0 {
 			t.Errorf("by the sandbox's UUID: exit %d, %q %q", code, out, errOut)
 		}
+		// A command that ends while ssh's stdin stays open (a terminal's,
+		// say) ends the session all the same.
+		cmd = c.command(dest, "echo done; exit 2")
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		keep, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer keep.Close()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ended := make(chan error, 1)
+		go func() { ended <- cmd.Wait() }()
+		select {
+		case <-ended:
+			if code := cmd.ProcessState.ExitCode(); code != 2 || stdout.String() != "done\n" {
+				t.Errorf("with stdin open: exit %d, %q", code, stdout.String())
+			}
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			t.Error("a command that ended with ssh's stdin open did not end the session")
+		}
 	})
 
 	t.Run("terminal", func(t *testing.T) {

@@ -138,6 +138,23 @@ func TestSessions(t *testing.T) {
 		t.Errorf("exec: %v; stdout %q stderr %q", err, out.String(), errOut.String())
 	}
 
+	// A command that ends while the client's stdin is still open (a
+	// terminal's, say) ends the session all the same.
+	s, _ = c.NewSession()
+	open, keep := io.Pipe()
+	defer keep.Close()
+	s.Stdin = open
+	done := make(chan error, 1)
+	go func() { done <- s.Run("echo hi; exit 2") }()
+	select {
+	case err := <-done:
+		if !errors.As(err, &exit) || exit.ExitStatus() != 2 {
+			t.Errorf("with stdin open: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a command that ended with stdin open did not end its session")
+	}
+
 	s, _ = c.NewSession()
 	out = syncBuffer{}
 	s.Stdin, s.Stdout = strings.NewReader("echo shell without a terminal; exit 6\n"), &out

@@ -175,10 +175,21 @@ func write(w io.Writer, data []byte) error {
 
 // pipeStdin copies r to the stdin of command pid as it comes, in one
 // streamed request, then closes its stdin. A command that ended meanwhile
-// answers a 409, which is no failure here: its stdin is gone.
+// answers a 409, which is no failure here: its stdin is gone. When ctx
+// ends, so does the request, though r may never return from a Read (an
+// SSH channel whose client keeps its stdin open): the transport waits for
+// its body's Read before it returns, so the body is a pipe that ctx's end
+// closes, fed from r by a goroutine that ends at r's next Read.
 func (a Agent) pipeStdin(ctx context.Context, pid int, r io.Reader) {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err) // nil: EOF
+	}()
+	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
+	defer stop()
 	ref := "/commands/" + strconv.Itoa(pid) + "/stdin"
-	resp, err := a.request(ctx, http.MethodPost, ref, "application/octet-stream", io.NopCloser(r))
+	resp, err := a.request(ctx, http.MethodPost, ref, "application/octet-stream", pr)
 	if err != nil {
 		return
 	}

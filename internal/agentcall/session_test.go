@@ -69,6 +69,14 @@ func TestRunPipesAndExits(t *testing.T) {
 		t.Fatalf("run: %+v %v; stdout %q stderr %q pid %d", end, err, out.String(), errOut.String(), pid)
 	}
 
+	// A command that ends while its stdin is still open ends Run all the
+	// same: the stdin request ends with it.
+	open, keep := io.Pipe()
+	defer keep.Close()
+	if end, err := a.Run(ctx, apiv1.StartCommandRequest{Cmd: "exit 4"}, agentcall.Streams{Stdin: open}); err != nil || end.ExitCode == nil || *end.ExitCode != 4 {
+		t.Fatalf("with stdin open: %+v %v", end, err)
+	}
+
 	// Without stdin, stdin is empty; a signal ends a command.
 	started := make(chan int, 1)
 	done := make(chan apiv1.CommandEvent, 1)
