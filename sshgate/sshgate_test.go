@@ -155,6 +155,21 @@ func TestSessions(t *testing.T) {
 		t.Fatal("a command that ended with stdin open did not end its session")
 	}
 
+	// A signal reaches the program; its end is an exit-signal.
+	s, _ = c.NewSession()
+	out = syncBuffer{}
+	s.Stdout = &out
+	if err := s.Start("echo sleeping; sleep 60"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &out, "sleeping")
+	if err := s.Signal(ssh.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(); !errors.As(err, &exit) || exit.Signal() != "TERM" {
+		t.Errorf("signalled: %v", err)
+	}
+
 	s, _ = c.NewSession()
 	out = syncBuffer{}
 	s.Stdin, s.Stdout = strings.NewReader("echo shell without a terminal; exit 6\n"), &out
