@@ -74,9 +74,9 @@ func (s *session) handle(ctx context.Context, req *ssh.Request) {
 	case "env":
 		ok = s.setEnv(req.Payload)
 	case "window-change":
-		ok = s.windowChange(ctx, req.Payload)
+		ok = s.windowChange(req.Payload)
 	case "signal":
-		ok = s.signal(ctx, req.Payload)
+		ok = s.signal(req.Payload)
 	case "shell", "exec", "subsystem":
 		if s.start(ctx, req) {
 			return // answered
@@ -134,7 +134,7 @@ func (s *session) setEnv(payload []byte) bool {
 }
 
 // windowChange resizes the terminal.
-func (s *session) windowChange(ctx context.Context, payload []byte) bool {
+func (s *session) windowChange(payload []byte) bool {
 	var p struct{ Cols, Rows, W, H uint32 }
 	if ssh.Unmarshal(payload, &p) != nil || s.pty == nil {
 		return false
@@ -156,7 +156,7 @@ func (s *session) windowChange(ctx context.Context, payload []byte) bool {
 
 // signal sends a signal (its name without SIG) to the program's process
 // group.
-func (s *session) signal(ctx context.Context, payload []byte) bool {
+func (s *session) signal(payload []byte) bool {
 	var p struct{ Name string }
 	if ssh.Unmarshal(payload, &p) != nil || !signalName(p.Name) {
 		return false

@@ -98,6 +98,7 @@ func (g *Gateway) Serve(ln net.Listener) error {
 		ln.Close()
 		return ErrClosed
 	}
+	defer g.wg.Done()
 	defer untrack(g, g.lns, ln)
 	var backoff time.Duration
 	for {
@@ -115,15 +116,16 @@ func (g *Gateway) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		if !track(g, g.conns, nc) {
+		if !track(g, g.conns, nc) { // counted in wg too, under the lock Close takes first
 			nc.Close()
 			return ErrClosed
 		}
-		g.wg.Go(func() {
+		go func() {
+			defer g.wg.Done()
 			defer untrack(g, g.conns, nc)
 			defer nc.Close()
 			g.serveConn(nc)
-		})
+		}()
 	}
 }
 
@@ -144,7 +146,8 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
-// track adds v to set, unless the gateway is closed.
+// track adds v to set, and one to wg, unless the gateway is closed: what
+// Close waits for is counted before it can start waiting.
 func track[T comparable](g *Gateway, set map[T]struct{}, v T) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -152,6 +155,7 @@ func track[T comparable](g *Gateway, set map[T]struct{}, v T) bool {
 		return false
 	}
 	set[v] = struct{}{}
+	g.wg.Add(1)
 	return true
 }
 
