@@ -61,8 +61,8 @@ func newSandboxSSH(g *globals) *cobra.Command {
 		Long: "Mint a token that opens the sandbox through serve's SSH gateway and run ssh with it: a shell, or COMMAND " +
 			"with its exit code. A paused sandbox wakes. The token works for --expires (default 5 minutes) for new " +
 			"connections; a session it opened lasts. --print shows the token, the ssh command line and the host key " +
-			"instead, for another SSH client.",
-		Example: "  sbx sandbox ssh ID\n  sbx sandbox ssh ID -- ls -la\n  sbx sandbox ssh ID --ssh-arg=-L8080:localhost:8000 -- sleep 600\n  sbx sandbox ssh ID --print",
+			"instead, for another SSH client. Flags come before ID: what follows it is the command.",
+		Example: "  sbx sandbox ssh ID\n  sbx sandbox ssh ID -- ls -la\n  sbx sandbox ssh --ssh-arg=-L8080:localhost:8000 ID -- sleep 600\n  sbx sandbox ssh --print --expires 30m ID",
 		Args: func(cmd *cobra.Command, got []string) error {
 			if len(got) < 1 {
 				return usagef("%s takes ID and an optional command\nusage: %s", cmd.CommandPath(), cmd.UseLine())

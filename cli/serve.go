@@ -65,7 +65,7 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.SealKeyFile, "seal-key-file", os.Getenv("SBX_SEAL_KEY_FILE"), "a file of 32 random bytes that seals secrets and access tokens at rest, kept by the operator (default <data-dir>/seal.key, made at first start) ($SBX_SEAL_KEY_FILE)")
 	f.StringVar(&cfg.Listen, "listen", env("SBX_LISTEN", server.DefaultListen), "address of the API ($SBX_LISTEN)")
 	f.StringVar(&cfg.SSHListen, "ssh-listen", env("SBX_SSH_LISTEN", server.DefaultSSHListen), "address of the SSH gateway (ssh -p PORT SANDBOX_ID@HOST), or off ($SBX_SSH_LISTEN)")
-	f.StringVar(&cfg.SSHPublicAddr, "ssh-public-addr", os.Getenv("SBX_SSH_PUBLIC_ADDR"), "HOST:PORT SSH clients reach the gateway at, as `sbx sandbox ssh` names it (default: the --ssh-listen host, the --public-url host when it listens on every address, and its port) ($SBX_SSH_PUBLIC_ADDR)")
+	f.StringVar(&cfg.SSHPublicAddr, "ssh-public-addr", os.Getenv("SBX_SSH_PUBLIC_ADDR"), "HOST:PORT SSH clients reach the gateway at, as sbx sandbox ssh names it (default: the --ssh-listen host, the --public-url host when it listens on every address, and its port) ($SBX_SSH_PUBLIC_ADDR)")
 	f.StringVar(&cfg.PublicURL, "public-url", os.Getenv("SBX_PUBLIC_URL"), "URL clients use to reach this server (default http://<listen>) ($SBX_PUBLIC_URL)")
 	f.StringVar(&cfg.Domain, "domain", env("SBX_DOMAIN", "sbx.localhost"), "domain of preview and runtime URLs ($SBX_DOMAIN)")
 	f.StringVar(&cfg.DefaultProvider, "provider", env("SBX_PROVIDER", "local"), "provider new sandboxes run on ($SBX_PROVIDER)")
