@@ -65,6 +65,9 @@ func (a *Agent) launch(l launch) (*command, error) {
 		return nil, err
 	}
 	path, lookErr := lookPath(l.argv[0], env, cwd)
+	if len(l.argv) == 1 && l.argv[0] == apiv1.SFTPServer && self != "" {
+		path, lookErr = self, nil // the agent's own SFTP server (sftp.go)
+	}
 	if lookErr != nil && !errors.Is(lookErr, errNotOnPath) {
 		return nil, lookErr
 	}

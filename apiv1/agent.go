@@ -58,6 +58,12 @@ import "time"
 // Allow. A command whose program is not found exits 127, one that cannot be
 // executed 126, as under a shell. The tags "." and ".." are refused.
 
+// SFTPServer is a program name the agent runs itself for: a command whose
+// args are just [SFTPServer] serves SFTP (github.com/pkg/sftp) on its stdin
+// and stdout, as the command's user in its working directory, until its
+// stdin ends. It is what the SSH gateway's sftp subsystem runs.
+const SFTPServer = "sbx-sftp-server"
+
 // AgentPort is the fixed port of the agent inside every sandbox.
 const AgentPort = 49983
 
@@ -81,7 +87,7 @@ type TokenRequest struct {
 // StartCommandRequest is the body of POST /commands.
 type StartCommandRequest struct {
 	Cmd        string            `json:"cmd,omitempty" doc:"A command line, run by /bin/bash -l -c (/bin/sh -c without bash). Exactly one of cmd and args."`
-	Args       []string          `json:"args,omitempty" doc:"An argv, run directly, found on PATH."`
+	Args       []string          `json:"args,omitempty" doc:"An argv, run directly, found on PATH. Just [\"sbx-sftp-server\"] runs the agent's own SFTP server on the command's stdin and stdout."`
 	Env        map[string]string `json:"env,omitempty" doc:"Added to the sandbox's environment."`
 	Cwd        string            `json:"cwd,omitempty" doc:"Default /workspace."`
 	User       string            `json:"user,omitempty" doc:"A user name or UID (NAME[:GROUP] or UID[:GID]); default the template's default user (user, UID 1000, in base and code-interpreter), else root."`

@@ -36,6 +36,9 @@ func Run(args []string, opts Options) int {
 	if opts.Stdin == nil {
 		opts.Stdin = os.Stdin
 	}
+	if code, ok := askpass(args, opts.Stdout); ok { // run by ssh for `sbx sandbox ssh`
+		return code
+	}
 	root := newRoot(opts)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -87,7 +90,7 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newExec(g), newShell(g), newFiles(g))
 	root.AddCommand(newOrg(g), newWorkspace(g), newProject(g), newMember(g), newKey(g))
 	root.AddCommand(newRuntime(g))
-	root.AddCommand(newSecret(g))
+	root.AddCommand(newSecret(g), newSSHKey(g))
 	root.AddCommand(newCapability(g))
 	root.AddCommand(newVersion(g), newSummary(g))
 	return root

@@ -27,6 +27,7 @@ type server struct {
 	dataDir string
 	compute string // the Memory provider's state directory
 	addr    string
+	sshAddr string // the SSH gateway's
 	url     string
 	key     string
 	opts    serverOpts
@@ -52,7 +53,7 @@ func startServer(t *testing.T, opts serverOpts) *server {
 	base.TLSClientConfig = opts.tls
 	s := &server{t: t, dataDir: t.TempDir(), compute: t.TempDir(), opts: opts,
 		http: &http.Client{Transport: validator.Transport(base), Timeout: 30 * time.Second}}
-	s.addr = freeAddr(t)
+	s.addr, s.sshAddr = freeAddr(t), freeAddr(t)
 	s.url = "http://" + s.addr
 	if opts.tls != nil {
 		s.url = "https://" + s.addr
@@ -81,7 +82,7 @@ func (s *server) start() {
 	s.t.Helper()
 	bin, env := os.Args[0], append(os.Environ(), serveEnv+"=1", "SBX_MEMORY_STATE_DIR="+s.compute,
 		"SBX_MEMORY_CREATE_DELAY="+s.opts.createDelay.String())
-	args := []string{"serve", "--data-dir", s.dataDir, "--listen", s.addr, "--log-level", "debug"}
+	args := []string{"serve", "--data-dir", s.dataDir, "--listen", s.addr, "--ssh-listen", s.sshAddr, "--log-level", "debug"}
 	if s.opts.bin != "" {
 		bin, env = s.opts.bin, os.Environ()
 	} else {

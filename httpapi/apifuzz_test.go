@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
@@ -18,6 +20,7 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/agenttest"
+	"golang.org/x/crypto/ssh"
 	_ "modernc.org/sqlite"
 )
 
@@ -122,10 +125,15 @@ func newFuzzer(t *testing.T, st *agenttest.Stack) *fuzzer {
 	f.must("POST", "/api/v1/org/default/ws/default/members", `{"email":"ada@example.com","role":"member"}`, 201, nil)
 	var secret apiv1.Secret
 	f.must("POST", "/api/v1/org/default/secrets", `{"name":"TOKEN","value":"x"}`, 201, &secret)
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	sshPub, _ := ssh.NewPublicKey(pub)
+	var sshKey apiv1.SSHKey
+	f.must("POST", "/api/v1/org/default/ssh-keys", fmt.Sprintf(`{"public_key":%q,"name":"laptop","project_id":%q}`,
+		ssh.MarshalAuthorizedKey(sshPub), me.Project.ID), 201, &sshKey)
 	for k, v := range map[string]string{
 		"org": "default", "workspace": "default", "runtime_id": rts.Items[0].ID, "session_id": se.ID, "key": key.Key.ID,
 		"member": "ada@example.com", "secret": secret.ID, "user": "ada@example.com", "ref": "sleeper", "name": "git-toolkit",
-		"version": "1.0.0", "binding_id": "00000000-0000-0000-0000-000000000000", "link_id": "NOLINK",
+		"version": "1.0.0", "binding_id": "00000000-0000-0000-0000-000000000000", "link_id": "NOLINK", "ssh_key": sshKey.ID,
 	} {
 		f.valid[k] = v
 	}

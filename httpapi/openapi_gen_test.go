@@ -120,6 +120,12 @@ var operations = map[string]op{
 	"DELETE /api/v1/sandboxes/{id}/previews/{link_id}": {id: "revokePreviewLink", summary: "Revoke a preview link: it stops working at once",
 		status: 200, response: apiv1.PreviewLink{}, errors: readErrs},
 
+	"POST /api/v1/sandboxes/{id}/ssh": {id: "sandboxSSH", summary: "A short-lived token that opens the sandbox through the SSH gateway, and how to connect",
+		description: "The token is the password (or the answer to the gateway's keyboard-interactive question) for ssh -p PORT USER@HOST, where USER is the sandbox's ID: " +
+			"it opens this sandbox only, as the API key that made it, until it expires (expires_in seconds, default 300) or that key is revoked. " +
+			"A connection wakes a paused sandbox, as any call to its agent. 503 when the server runs no SSH gateway.",
+		body: apiv1.SSHAccessRequest{}, status: 201, response: apiv1.SSHAccess{}, errors: []int{400, 401, 404, 409, 503}},
+
 	"GET /api/v1/org/{org}/sandboxes": {id: "orgSandboxes", summary: "The org's sandbox ledger",
 		query:  []param{states, {"project_id", "Only this project's sandboxes.", str, false}, limitParam, cursor},
 		status: 200, response: apiv1.SandboxList{}, errors: []int{400, 401, 404}},
@@ -224,6 +230,17 @@ var operations = map[string]op{
 		body:        apiv1.CreateKeyRequest{}, bodyRequired: true, status: 201, response: apiv1.CreatedKey{}, errors: []int{400, 401, 403, 404}},
 	"DELETE /api/v1/org/{org}/keys/{key}": {id: "revokeKey", summary: "Revoke an API key at once; it stays listed (owners and admins; org-wide keys owners only)",
 		status: 200, response: apiv1.APIKey{}, errors: roleErrs},
+
+	"GET /api/v1/org/{org}/ssh-keys": {id: "listSSHKeys", summary: "The org's SSH keys: public keys the SSH gateway lets in as a member's or a project's API key would be",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.SSHKeyList{}, errors: readErrs},
+	"POST /api/v1/org/{org}/ssh-keys": {id: "addSSHKey", summary: "Register a public key to a member or a project",
+		description: "An SSH key acts, through the SSH gateway, exactly as an API key of its member or project would: it opens the sandboxes that key reaches. " +
+			"A key registers SSH keys that act as it does itself (a member's key for its member, a project's key for its project, with neither user nor project_id); " +
+			"any other needs what making that API key needs (the admin role in every workspace it reaches). A key is registered at most once in an org (409), " +
+			"at most 100 per member or project.",
+		body: apiv1.AddSSHKeyRequest{}, bodyRequired: true, status: 201, response: apiv1.SSHKey{}, errors: []int{400, 401, 403, 404, 409}},
+	"DELETE /api/v1/org/{org}/ssh-keys/{ssh_key}": {id: "removeSSHKey", summary: "Remove an SSH key, by ID or fingerprint (whoever may register it); connections it opened stay open",
+		status: 200, response: apiv1.SSHKey{}, errors: []int{400, 401, 403, 404}},
 
 	"GET /api/v1/org/{org}/secrets": {id: "listSecrets", summary: "The secrets the key sees: the org's and, for a member's key, the member's own, by name (never their values)",
 		status: 200, response: apiv1.SecretList{}, errors: readErrs},

@@ -42,6 +42,7 @@ func (s *Server) routes() []Route {
 		authed("POST", "/api/v1/sandboxes/{id}/previews", s.createPreviewLink),
 		authed("GET", "/api/v1/sandboxes/{id}/previews", s.listPreviewLinks),
 		authed("DELETE", "/api/v1/sandboxes/{id}/previews/{link_id}", s.revokePreviewLink),
+		authed("POST", "/api/v1/sandboxes/{id}/ssh", s.sandboxSSH),
 
 		authed("GET", "/api/v1/org/{org}/sandboxes", s.orgSandboxes),
 		authed("GET", "/api/v1/org/{org}/sandboxes/usage", s.orgUsage),
@@ -94,6 +95,9 @@ func (s *Server) routes() []Route {
 		authed("GET", "/api/v1/org/{org}/keys", s.listKeys),
 		authed("POST", "/api/v1/org/{org}/keys", s.createKey),
 		authed("DELETE", "/api/v1/org/{org}/keys/{key}", s.revokeKey),
+		authed("GET", "/api/v1/org/{org}/ssh-keys", s.listSSHKeys),
+		authed("POST", "/api/v1/org/{org}/ssh-keys", s.addSSHKey),
+		authed("DELETE", "/api/v1/org/{org}/ssh-keys/{ssh_key}", s.removeSSHKey),
 		authed("GET", "/api/v1/org/{org}/secrets", s.listSecrets),
 		authed("POST", "/api/v1/org/{org}/secrets", s.setSecret),
 		authed("DELETE", "/api/v1/org/{org}/secrets/{secret}", s.deleteSecret),

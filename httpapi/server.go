@@ -22,6 +22,7 @@ import (
 	"github.com/sbxdev/sbx/observability"
 	"github.com/sbxdev/sbx/secrets"
 	"github.com/sbxdev/sbx/sessions"
+	"github.com/sbxdev/sbx/sshauth"
 	"github.com/sbxdev/sbx/tenancy"
 )
 
@@ -34,6 +35,16 @@ type Config struct {
 	Engines      []apiv1.EngineStatus // isolation engines found at start
 	// KYCWebhookSecret signs the KYC webhook's requests; empty: the webhook is off (503).
 	KYCWebhookSecret string
+	// SSH is where clients reach the SSH gateway; zero: there is none (503).
+	SSH SSHEndpoint
+}
+
+// SSHEndpoint is where SSH clients reach serve's SSH gateway, and its host
+// key as a known_hosts line.
+type SSHEndpoint struct {
+	Host       string
+	Port       int
+	KnownHosts string
 }
 
 // Server serves the API.
@@ -50,6 +61,7 @@ type Server struct {
 	tenancy *tenancy.Service // orgs, workspaces, projects, members and keys
 
 	secrets       *secrets.Service      // an org's secrets
+	sshauth       *sshauth.Service      // SSH keys and tokens
 	sessions      *sessions.Service     // a workspace's agent sessions
 	billing       billing.Service       // an org's wallet, prices and top-ups
 	observability observability.Service // the observability summary and usage
@@ -67,6 +79,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	s.secrets = secrets.New(store, s.policy, clock)
 	s.sessions = sessions.New(store, s.policy, clock)
 	s.previews = preview.New(store, mgr, clock)
+	s.sshauth = sshauth.New(store, s.policy, mgr, clock)
 	s.billing = billing.Service{Store: store, Clock: clock}
 	s.observability = observability.Service{Store: store, Sandboxes: mgr, Policy: s.policy,
 		Host: observability.Host{CPUs: cfg.HostCPUs, MemoryMB: cfg.HostMemoryMB}, Clock: clock, Log: log}

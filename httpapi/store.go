@@ -8,6 +8,7 @@ import (
 	"github.com/sbxdev/sbx/preview"
 	"github.com/sbxdev/sbx/secrets"
 	"github.com/sbxdev/sbx/sessions"
+	"github.com/sbxdev/sbx/sshauth"
 	"github.com/sbxdev/sbx/tenancy"
 )
 
@@ -20,6 +21,7 @@ type Store interface {
 	observability.Store    // what the summary reads
 	secrets.Store          // what the secrets service reads and writes
 	sessions.Store         // what the sessions service reads and writes
+	sshauth.Store          // what the SSH credentials service reads and writes
 	capability.Store       // what the capability service functions read and write
 	lifecycle.RuntimeStore // what the runtimes read and write
 	lifecycle.MemberStore  // what the member limit reads and writes

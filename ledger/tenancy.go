@@ -167,23 +167,42 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 		return sbx.Caller{}, unauthorized
 	}
 	q := s.read(ctx)
-	var c sbx.Caller
+	var k sbx.APIKey
 	var project, user sql.NullString
 	var keyCreated int64
-	orgDest, finishOrg := scanOrg(&c.Org)
-	dest := append([]any{&c.Key.ID, &c.Key.Name, &c.Key.Prefix, &project, &user, &keyCreated, &c.Key.Operator}, orgDest...)
-	err := q.row(ctx, `SELECT k.id, k.name, k.prefix, k.project_id, k.user_id, k.created_at, k.operator, `+orgColumns("o.")+`
-		FROM api_keys k JOIN orgs o ON o.id = k.org_id
-		WHERE k.hash = ? AND k.revoked_at IS NULL`, hashKey(secret)).Scan(dest...)
+	err := q.row(ctx, `SELECT k.id, k.org_id, k.name, k.prefix, k.project_id, k.user_id, k.created_at, k.operator
+		FROM api_keys k WHERE k.hash = ? AND k.revoked_at IS NULL`, hashKey(secret)).
+		Scan(&k.ID, &k.OrgID, &k.Name, &k.Prefix, &project, &user, &keyCreated, &k.Operator)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sbx.Caller{}, unauthorized
 	}
 	if err != nil {
 		return sbx.Caller{}, err
 	}
+	k.ProjectID, k.UserID = project.String, user.String
+	k.CreatedAt = time.UnixMicro(keyCreated).UTC()
+	return callerOf(ctx, q, k)
+}
+
+// CallerOf is who key k of its org acts for, as Authenticate finds it for
+// a secret: for a key found some other way, or for another credential that
+// acts as a key would (an SSH key's sbx.SSHKey.Acts). A member's key whose
+// user is a member of no workspace of the org is unauthorized.
+func (s *Store) CallerOf(ctx context.Context, k sbx.APIKey) (sbx.Caller, error) {
+	return callerOf(ctx, s.read(ctx), k)
+}
+
+func callerOf(ctx context.Context, q db, k sbx.APIKey) (sbx.Caller, error) {
+	c := sbx.Caller{Key: k}
+	orgDest, finishOrg := scanOrg(&c.Org)
+	err := q.row(ctx, `SELECT `+orgColumns("")+` FROM orgs WHERE id = ?`, k.OrgID).Scan(orgDest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sbx.Caller{}, sbx.Errorf(sbx.EUnauthorized, "the key's org %s does not exist", k.OrgID)
+	}
+	if err != nil {
+		return sbx.Caller{}, err
+	}
 	finishOrg()
-	c.Key.OrgID, c.Key.ProjectID, c.Key.UserID = c.Org.ID, project.String, user.String
-	c.Key.CreatedAt = time.UnixMicro(keyCreated).UTC()
 	var where string
 	var args []any
 	switch c.Key.Scope() {
@@ -212,6 +231,9 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 		FROM projects p JOIN workspaces w ON w.id = p.workspace_id
 		WHERE `+where+` LIMIT 1`, args...).
 		Scan(&c.Project.ID, &c.Project.Name, &projectCreated, &c.Workspace.ID, &c.Workspace.Name, &wsCreated)
+	if errors.Is(err, sql.ErrNoRows) && c.Key.Scope() == "project" {
+		return sbx.Caller{}, sbx.Errorf(sbx.EUnauthorized, "the key's project %s does not exist in org %s", c.Key.ProjectID, c.Org.Name)
+	}
 	if err != nil {
 		return sbx.Caller{}, err
 	}

@@ -52,11 +52,17 @@ func (a *AgentConn) Stopped() *sbx.Error {
 // request that Close ends. A paused sandbox is resumed first (a hibernated
 // one woken): a call to its agent is a reason to run.
 func (m *Manager) Agent(ctx context.Context, c sbx.Caller, ref string) (*AgentConn, error) {
+	return m.AgentFor(ctx, c, ref, "a call to its agent")
+}
+
+// AgentFor is Agent for traffic that why names in the timeline of a wake
+// (an SSH session, …).
+func (m *Manager) AgentFor(ctx context.Context, c sbx.Caller, ref, why string) (*AgentConn, error) {
 	sb, err := m.Get(ctx, c, ref)
 	if err != nil {
 		return nil, err
 	}
-	return m.agent(ctx, sb.ID, "a call to its agent", true)
+	return m.agent(ctx, sb.ID, why, true)
 }
 
 // AgentOf is Agent for a sandbox's runtime URL, which names it by its

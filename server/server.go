@@ -12,8 +12,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,6 +28,8 @@ import (
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/local/network"
+	"github.com/sbxdev/sbx/sshgate"
+	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,6 +65,14 @@ type Config struct {
 	// and access tokens at rest; empty: <DataDir>/seal.key, made at first start.
 	SealKeyFile string
 
+	// SSHListen is the SSH gateway's address; empty: no gateway (the CLI's
+	// default is DefaultSSHListen, "off" none).
+	SSHListen string
+	// SSHPublicAddr is the HOST:PORT clients reach the gateway at, which the
+	// API's SSH answers name; default the host SSHListen names (that of
+	// PublicURL when it listens on every address) and the port it listens on.
+	SSHPublicAddr string
+
 	// Started, when set, is called with the listening address once the API serves.
 	Started func(addr string)
 }
@@ -77,6 +89,9 @@ const DefaultName = "sbx"
 
 // DefaultListen is the API's default address.
 const DefaultListen = hostserve.Listen
+
+// DefaultSSHListen is the SSH gateway's default address.
+const DefaultSSHListen = "127.0.0.1:2222"
 
 // DefaultInitialCredits is the balance of the org made at first start: a
 // million credits, so that a fresh install runs without a top-up.
@@ -171,8 +186,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = scheme + ln.Addr().String()
 	}
+	gate, sshLn, sshEndpoint, err := startSSH(cfg, mgr, store)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
-		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret}, cfg.Clock, log)
+		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	background := lifecycle.NewLoops(mgr, store) // the meter and the reaper, while this serve leads
@@ -192,6 +212,14 @@ func Run(ctx context.Context, cfg Config) error {
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	if gate != nil {
+		go func() {
+			if err := gate.Serve(sshLn); err != nil && !errors.Is(err, sshgate.ErrClosed) {
+				log.Error("the SSH gateway stopped", "err", err)
+			}
+		}()
+		log.Info("ssh gateway serving", "addr", sshLn.Addr().String(), "host_key", ssh.FingerprintSHA256(gate.HostKey()))
+	}
 	log.Info("sbx serving", "addr", ln.Addr().String(), "data_dir", cfg.DataDir, "provider", cfg.DefaultProvider)
 	if cfg.Started != nil {
 		cfg.Started(ln.Addr().String())
@@ -208,6 +236,9 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		cancel()
 	}
+	if gate != nil {
+		gate.Close()
+	}
 	stopLoops()
 	<-led
 	<-watched
@@ -215,6 +246,53 @@ func Run(ctx context.Context, cfg Config) error {
 		err = nil
 	}
 	return err
+}
+
+// startSSH listens for the SSH gateway, with its host key from the data
+// dir (made at first start), unless cfg names no address; it answers the
+// gateway, its listener and where clients reach it.
+func startSSH(cfg Config, mgr *lifecycle.Manager, store *ledger.Store) (*sshgate.Gateway, net.Listener, httpapi.SSHEndpoint, error) {
+	if cfg.SSHListen == "" {
+		return nil, nil, httpapi.SSHEndpoint{}, nil
+	}
+	key, err := sshgate.LoadHostKey(filepath.Join(cfg.DataDir, sshgate.HostKeyFile))
+	if err != nil {
+		return nil, nil, httpapi.SSHEndpoint{}, err
+	}
+	ln, err := net.Listen("tcp", cfg.SSHListen)
+	if err != nil {
+		return nil, nil, httpapi.SSHEndpoint{}, fmt.Errorf("--ssh-listen: %w (another address, or off, turns it off)", err)
+	}
+	host, port, err := sshPublicAddr(cfg, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		ln.Close()
+		return nil, nil, httpapi.SSHEndpoint{}, err
+	}
+	gate := sshgate.New(mgr, store, sshgate.Config{HostKey: key, Clock: cfg.Clock, Log: cfg.Log})
+	return gate, ln, httpapi.SSHEndpoint{Host: host, Port: port, KnownHosts: sshgate.KnownHostsLine(host, port, key.PublicKey())}, nil
+}
+
+// sshPublicAddr is where clients reach the gateway listening at addr:
+// --ssh-public-addr, else the listening host (the public URL's when it
+// listens on every address) and port.
+func sshPublicAddr(cfg Config, addr *net.TCPAddr) (string, int, error) {
+	if cfg.SSHPublicAddr != "" {
+		host, p, err := net.SplitHostPort(cfg.SSHPublicAddr)
+		port, perr := strconv.Atoi(p)
+		if err != nil || perr != nil || host == "" || port < 1 || port > 65535 {
+			return "", 0, fmt.Errorf("--ssh-public-addr %q: want HOST:PORT", cfg.SSHPublicAddr)
+		}
+		return host, port, nil
+	}
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || u.Hostname() == "" {
+			return "", 0, fmt.Errorf("--public-url %q: want a URL with a host, which SSH clients reach the gateway at too (or set --ssh-public-addr)", cfg.PublicURL)
+		}
+		host = u.Hostname()
+	}
+	return host, addr.Port, nil
 }
 
 func withDefaults(cfg Config) Config {

@@ -1,5 +1,5 @@
 // Package agenttest serves sbx's API in-process for tests that go through
-// serve's proxy to a real agent: httpapi over a lifecycle Manager over a
+// serve's proxy (or its SSH gateway) to a real agent: httpapi and sshgate over a lifecycle Manager over a
 // SQLite ledger, and a provider (the Memory provider's records) whose every
 // sandbox runs a real agent, served in this process on a loopback port.
 package agenttest
@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -23,6 +24,8 @@ import (
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/providertest"
+	"github.com/sbxdev/sbx/sshgate"
+	"golang.org/x/crypto/ssh"
 )
 
 // Provider is the Memory provider with a real agent in each sandbox. A
@@ -98,6 +101,15 @@ func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) 
 	return s.ln.Addr().String(), nil
 }
 
+// PortAddr implements sbx.PortDialer: a sandbox's ports are this host's
+// loopback ports, where its agent serves too.
+func (p *Provider) PortAddr(ctx context.Context, h sbx.Handle, port int) (string, error) {
+	if _, err := p.served(h); err != nil {
+		return "", err
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
+}
+
 // Kill implements sbx.Provider: the record goes, and the agent takes no new
 // connection; the ones it has stay open until the test ends.
 func (p *Provider) Kill(ctx context.Context, h sbx.Handle) error {
@@ -157,7 +169,10 @@ type Stack struct {
 	Store    *ledger.Store
 	Ledger   string // the SQLite file Store keeps
 	Server   *httptest.Server
-	errors   *lockedBuffer
+	// SSHAddr is where the SSH gateway in front of it listens, with this host key.
+	SSHAddr    string
+	SSHHostKey ssh.PublicKey
+	errors     *lockedBuffer
 }
 
 // Serve starts a Stack that ends with t, with the manager's watchers and
@@ -176,7 +191,19 @@ func Serve(t testing.TB) *Stack {
 	var loops sync.WaitGroup
 	loops.Go(func() { mgr.RunWatchers(ctx) })
 	loops.Go(func() { lifecycle.NewLoops(mgr, store).RunReaper(ctx) })
-	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: "http://sbx.test", Domain: "sbx.localhost"}, clock, logger)
+	hostKey, err := sshgate.LoadHostKey(filepath.Join(t.TempDir(), sshgate.HostKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := sshgate.New(mgr, store, sshgate.Config{HostKey: hostKey, Clock: clock, Log: logger})
+	sshLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gate.Serve(sshLn)
+	sshPort := sshLn.Addr().(*net.TCPAddr).Port
+	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: "http://sbx.test", Domain: "sbx.localhost",
+		SSH: httpapi.SSHEndpoint{Host: "127.0.0.1", Port: sshPort, KnownHosts: sshgate.KnownHostsLine("127.0.0.1", sshPort, hostKey.PublicKey())}}, clock, logger)
 	errs := &lockedBuffer{}
 	srv := httptest.NewUnstartedServer(api)
 	srv.Config.ErrorLog = log.New(errs, "", 0)
@@ -185,6 +212,7 @@ func Serve(t testing.TB) *Stack {
 		// The agents first: a stream proxied to one (a watch that saw
 		// nothing, a command's output) ends with its connection, so that
 		// the server has no request left to wait for.
+		gate.Close()
 		prov.closeAgents()
 		srv.CloseClientConnections()
 		srv.Close()
@@ -198,7 +226,8 @@ func Serve(t testing.TB) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Stack{URL: srv.URL, Key: made.Secret, Provider: prov, Manager: mgr, Store: store, Ledger: path, Server: srv, errors: errs}
+	return &Stack{URL: srv.URL, Key: made.Secret, Provider: prov, Manager: mgr, Store: store, Ledger: path, Server: srv, errors: errs,
+		SSHAddr: sshLn.Addr().String(), SSHHostKey: hostKey.PublicKey()}
 }
 
 // ServerErrors is what serve's HTTP server logged: panics in handlers, among
