@@ -238,31 +238,37 @@ func unreachableBy(p netip.Prefix) (netip.Prefix, string, bool) {
 	return netip.Prefix{}, "", false
 }
 
-// CheckEgress checks a policy given in field ("egress", or a runtime's
-// field), adding each problem under the field it concerns ("egress.mode",
-// "egress.allow[2]"), and answers it with its entries written one way
-// (lower-case names without a final dot, addresses as /32 prefixes) and
-// without repeats.
+// CheckEgress checks a policy given in field ("egress", a runtime's field;
+// "" for a body that is the policy), adding each problem under the field
+// it concerns ("egress.mode", "egress.allow[2]"), and answers it with its
+// entries written one way (lower-case names without a final dot, addresses
+// as /32 prefixes) and without repeats.
 func CheckEgress(p *Problems, field string, e Egress) Egress {
+	sub := func(name string) string {
+		if field == "" {
+			return name
+		}
+		return field + "." + name
+	}
 	out := Egress{Mode: e.Mode}
 	switch {
 	case e.Mode == "":
-		p.Add(field+".mode", "%s.mode is required: internet, none or allow", field)
+		p.Add(sub("mode"), "%s is required: internet, none or allow", sub("mode"))
 	case !e.Mode.Valid():
-		p.Add(field+".mode", "%s.mode %q must be internet, none or allow", field, cut(string(e.Mode)))
+		p.Add(sub("mode"), "%s %q must be internet, none or allow", sub("mode"), cut(string(e.Mode)))
 	}
 	switch {
 	case len(e.Allow) > 0 && e.Mode != EgressAllow && e.Mode.Valid():
-		p.Add(field+".allow", "%s.allow is only for mode allow: mode %s %s", field, e.Mode,
+		p.Add(sub("allow"), "%s is only for mode allow: mode %s %s", sub("allow"), e.Mode,
 			map[EgressMode]string{EgressInternet: "reaches every public address already (narrow it with deny)", EgressNone: "reaches nothing"}[e.Mode])
 	case len(e.Allow) == 0 && e.Mode == EgressAllow:
-		p.Add(field+".allow", "%s.allow needs at least one address, prefix or domain with mode allow (mode none reaches nothing)", field)
+		p.Add(sub("allow"), "%s needs at least one address, prefix or domain with mode allow (mode none reaches nothing)", sub("allow"))
 	}
 	if len(e.Deny) > 0 && e.Mode == EgressNone {
-		p.Add(field+".deny", "%s.deny is only for modes internet and allow: mode none reaches nothing", field)
+		p.Add(sub("deny"), "%s is only for modes internet and allow: mode none reaches nothing", sub("deny"))
 	}
-	out.Allow = checkEntries(p, field+".allow", e.Allow, true)
-	out.Deny = checkEntries(p, field+".deny", e.Deny, false)
+	out.Allow = checkEntries(p, sub("allow"), e.Allow, true)
+	out.Deny = checkEntries(p, sub("deny"), e.Deny, false)
 	return out
 }
 

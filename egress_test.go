@@ -145,3 +145,17 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 		}
 	}
 }
+
+// A body that is the policy itself names its fields without a prefix.
+func TestCheckEgressOfABody(t *testing.T) {
+	var p Problems
+	CheckEgress(&p, "", Egress{Mode: EgressAllow, Allow: []string{"2001:db8::1"}})
+	if len(p) != 1 || p[0].Field != "allow[0]" || !strings.HasPrefix(p[0].Message, `allow[0]: "2001:db8::1" is IPv6`) {
+		t.Errorf("problems %+v", p)
+	}
+	p = nil
+	CheckEgress(&p, "", Egress{})
+	if len(p) != 1 || p[0].Field != "mode" || p[0].Message != "mode is required: internet, none or allow" {
+		t.Errorf("problems %+v", p)
+	}
+}

@@ -25,7 +25,6 @@ type LocalConfig struct {
 	Runc         string       // runc binary, for the runc engine; default runc on PATH
 	TemplatesDir string       // default <DataDir>/templates
 	Pool         netip.Prefix // sandbox addresses; default 10.201.0.0/16
-	DenyEgress   bool         // sandboxes reach nothing outside
 	GPUs         string       // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
 	DiskMB       int64        // writable layer cap of a sandbox whose create names none; default 10 GiB
 	MaxDiskMB    int64        // the largest cap a create may ask for; default DiskMB
@@ -59,10 +58,11 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	}
 	// The network first: it claims the instance's name and pool on this
 	// host (refusing ones another instance holds) before anything is built.
-	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name})
+	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name, Log: log})
 	if err != nil {
 		return nil, st, err
 	}
+	go net.KeepCurrent(ctx) // the addresses of egress policies' domain names, looked up again every 30 s
 	templates := template.Store{Dir: lc.TemplatesDir}
 	if _, err := templates.Current("base"); err != nil {
 		log.Info("first start: building the base template (debootstrap from the host's Debian mirror)", "dir", lc.TemplatesDir)
@@ -81,11 +81,11 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 		}
 	}
 	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: lc.Agent, Templates: templates, Network: net,
-		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, DiskReserve: lc.DiskReserve, CgroupParent: lc.Name})
+		GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, DiskReserve: lc.DiskReserve, CgroupParent: lc.Name})
 	if err != nil {
 		return nil, st, err
 	}
-	log.Info("local provider ready", "name", lc.Name, "engine", st.Name, "version", st.Version, "gpus", inv.String(), "deny_egress", lc.DenyEgress)
+	log.Info("local provider ready", "name", lc.Name, "engine", st.Name, "version", st.Version, "gpus", inv.String())
 	return p, st, nil
 }
 
