@@ -12,13 +12,17 @@ import (
 // newSandboxCreate is `sbx sandbox create TEMPLATE`.
 func newSandboxCreate(g *globals) *cobra.Command {
 	var o client.CreateOptions
+	var egress egressFlags
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a sandbox from a template and print it, its ID first",
 		Example: "  sbx sandbox create base --timeout 30m --wait --env FOO=bar --metadata purpose=demo\n" +
-			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --disk-mb 20480 --gpu h100:1:50",
+			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --disk-mb 20480 --gpu h100:1:50\n" +
+			"  sbx sandbox create base --egress none\n" +
+			"  sbx sandbox create base --egress-allow pypi.org,files.pythonhosted.org --egress-allow 203.0.113.0/24",
 		Args: args("TEMPLATE"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
+			o.Egress = egress.policy()
 			sb, err := c.Create(ctx, args[0], &o)
 			if err != nil {
 				return err
@@ -41,5 +45,6 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.Int64Var(&o.DiskMB, "disk-mb", 0, "cap of the sandbox's writable layer in MB, held on the host's disk until it is deleted (default: the server's)")
 	f.Var(gpuValue{&o.GPU}, "gpu", "GPUs: type, count (default 1), percent of one card (25, 50, 75 or 100)")
 	f.StringVar(&o.Kind, "kind", "", "task (default), runtime or world")
+	egress.add(f, "the sandbox", "the template's default, else the server's")
 	return cmd
 }

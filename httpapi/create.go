@@ -15,7 +15,7 @@ func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 	}
 	ask := lifecycle.Ask{TemplateID: body.TemplateID, Kind: body.Kind, Timeout: body.Timeout, CPU: body.CPU,
 		MemoryMB: body.MemoryMB, DiskMB: body.DiskMB, Env: body.EnvVars, Metadata: body.Metadata,
-		WaitReady: body.WaitReady, AutoPause: body.AutoPause}
+		WaitReady: body.WaitReady, AutoPause: body.AutoPause, Egress: egressOf(body.Egress)}
 	if g := body.GPU; g != nil {
 		ask.GPU = &sbx.GPURequest{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
 	}
