@@ -25,10 +25,14 @@ type LocalConfig struct {
 	Runc         string       // runc binary, for the runc engine; default runc on PATH
 	TemplatesDir string       // default <DataDir>/templates
 	Pool         netip.Prefix // sandbox addresses; default 10.201.0.0/16
-	GPUs         string       // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
-	DiskMB       int64        // writable layer cap of a sandbox whose create names none; default 10 GiB
-	MaxDiskMB    int64        // the largest cap a create may ask for; default DiskMB
-	Agent        string       // the sbx binary run as every sandbox's agent; default this executable
+	// Nameservers are the IPv4 nameservers sandboxes reach on port 53 and
+	// the host resolves egress policies' domain names with; default
+	// /etc/resolv.conf's.
+	Nameservers []netip.Addr
+	GPUs        string // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
+	DiskMB      int64  // writable layer cap of a sandbox whose create names none; default 10 GiB
+	MaxDiskMB   int64  // the largest cap a create may ask for; default DiskMB
+	Agent       string // the sbx binary run as every sandbox's agent; default this executable
 	// Name keeps this server's host resources apart from another's on the
 	// same host: it is the nftables table, the prefix of network namespaces
 	// (/run/netns/<name>-<id>) and the cgroup parent. Default "sbx". At
@@ -58,7 +62,8 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	}
 	// The network first: it claims the instance's name and pool on this
 	// host (refusing ones another instance holds) before anything is built.
-	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name, Log: log})
+	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name,
+		Nameservers: lc.Nameservers, Log: log})
 	if err != nil {
 		return nil, st, err
 	}

@@ -47,9 +47,9 @@ type Config struct {
 	// /etc/resolv.conf.
 	Nameservers []netip.Addr
 
-	// Resolver looks up the domain names of policies; default
-	// net.DefaultResolver, the host's own (/etc/hosts, then the
-	// nameservers of /etc/resolv.conf).
+	// Resolver looks up the domain names of policies; default: the
+	// host's own (/etc/hosts, then the nameservers of /etc/resolv.conf),
+	// asking Nameservers instead when they are given.
 	Resolver Resolver
 	// ResolveEvery is how often KeepCurrent looks the names up again;
 	// default 30 s.
@@ -152,6 +152,7 @@ func withDefaults(cfg Config) (Config, error) {
 	if !validTable.MatchString(cfg.Table) {
 		return cfg, fmt.Errorf("network: table name %q: want letters, digits and _ only", cfg.Table)
 	}
+	explicit := len(cfg.Nameservers) > 0
 	if cfg.Nameservers == nil {
 		ns, err := resolvConfNameservers("/etc/resolv.conf")
 		if err != nil {
@@ -168,7 +169,11 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	slices.SortFunc(servers, netip.Addr.Compare)
 	cfg.Nameservers = slices.Compact(servers)
-	if cfg.Resolver == nil {
+	switch {
+	case cfg.Resolver != nil:
+	case explicit:
+		cfg.Resolver = askNameservers(cfg.Nameservers)
+	default:
 		cfg.Resolver = net.DefaultResolver
 	}
 	if cfg.ResolveEvery <= 0 {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
@@ -491,5 +492,21 @@ func TestAttachReinstallsAMissingTable(t *testing.T) {
 		if !strings.Contains(string(out), `"`+iface+`"`) {
 			t.Errorf("the table lacks %s:\n%s", iface, out)
 		}
+	}
+}
+
+// With nameservers given, the host asks them for a policy's names (after
+// /etc/hosts), over DNS.
+func TestNameserversResolveNames(t *testing.T) {
+	cfg := testConfig(t, "10.231.14.0/24") // its nameserver: worldPrivate
+	m := newManager(t, cfg)
+	world := newWorld(t, cfg.Pool)
+	(&testenv.Outside{Name: filepath.Base(world)}).ServeDNS(t, netip.AddrPortFrom(worldPrivate, 53).String(),
+		map[string][]netip.Addr{"world.test": {worldPublic2}})
+	a := attach(t, m, "nameservers", PolicyOf(sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"world.test", "nowhere.test"}}))
+	reach(t, a.Netns, worldPublic2, 80)
+	dropped(t, a.Netns, worldPublic, 80)
+	if got, _ := m.Get(a.ID); len(got.Resolved) != 1 || len(got.Resolved["world.test"]) != 1 {
+		t.Errorf("resolved %+v; want world.test's one address", got.Resolved)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,17 @@ import (
 // Resolver looks up a host's addresses; *net.Resolver is one.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// askNameservers is the host's resolver (Go's, reading /etc/hosts first)
+// asking servers, one after another, instead of /etc/resolv.conf's.
+func askNameservers(servers []netip.Addr) Resolver {
+	var next atomic.Uint32
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		server := servers[int(next.Add(1)-1)%len(servers)]
+		var d net.Dialer
+		return d.DialContext(ctx, network, netip.AddrPortFrom(server, 53).String())
+	}}
 }
 
 const (
