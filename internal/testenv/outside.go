@@ -21,9 +21,11 @@ import (
 // and whose far end has the addresses it was made with, each in a /24, so
 // that the host routes to them as to any neighbour and masquerades a
 // sandbox's traffic to them. Tests reach only this machine: give each test
-// package a /24 of its own (the documentation ranges 192.0.2.0/24,
-// 198.51.100.0/24 and 203.0.113.0/24 are public to sandboxes, and never
-// routed elsewhere), since packages run at once.
+// package a /24 of its own, since packages run at once: ranges public to
+// sandboxes and never routed elsewhere, such as 198.51.100.0/24,
+// 203.0.113.0/24 or 198.18.0.0/24 (not 192.0.2.0/24, which some of these
+// machines use for their own network). NewOutside refuses a /24 one of the
+// host's own networks overlaps.
 type Outside struct {
 	Name string     // the namespace, /run/netns/<Name>
 	Host netip.Addr // the host end's address
@@ -42,6 +44,16 @@ func NewOutside(t testing.TB, name string, host netip.Addr, addrs ...netip.Addr)
 	}
 	exec.Command("ip", "netns", "del", name).Run() // what a crashed run left
 	exec.Command("ip", "link", "del", name).Run()
+	mine := netip.PrefixFrom(host, 24).Masked()
+	own, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range own {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Masked().Overlaps(mine) {
+			t.Fatalf("the stand-in internet %s overlaps this host's own network %s: give the test another range", mine, p)
+		}
+	}
 	run("netns", "add", name)
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
 	run("link", "add", name, "type", "veth", "peer", "name", far, "netns", name)
