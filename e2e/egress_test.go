@@ -38,6 +38,10 @@ func TestEgressAPIAndCLI(t *testing.T) {
 		t.Errorf("a private allow: exit %d, %s", code, errOut)
 	}
 
+	if out := s.ok("runtime", "set", "--egress-allow", "pypi.org", "--egress-deny", "203.0.113.9"); !strings.Contains(out, "allow pypi.org; deny 203.0.113.9/32") {
+		t.Errorf("sbx runtime set --egress-allow:\n%s", out)
+	}
+
 	var got apiv1.Sandbox
 	s.call("PUT", "/api/v1/sandboxes/"+sb.ID+"/egress", apiv1.Egress{Mode: "internet", Deny: []string{"bad.example"}}, http.StatusOK, &got)
 	if got.Egress == nil || got.Egress.Mode != "internet" || got.Egress.Deny[0] != "bad.example" {
