@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/local/network"
+	"github.com/sbxdev/sbx/template"
 )
 
 // The stand-in internet of this package's tests is 203.0.113.0/24: two
@@ -178,4 +181,30 @@ func TestEgressChanges(t *testing.T) {
 	}
 	p.dropped(t, id, url1)
 	p.reaches(t, id, url2)
+}
+
+// A template's default policy is what TemplateEgress answers; a template
+// without one answers none, a template not built a 404.
+func TestTemplateEgress(t *testing.T) {
+	store := template.Store{Dir: t.TempDir()}
+	if err := os.Symlink(filepath.Join(templates.Dir, "base"), filepath.Join(store.Dir, "base")); err != nil {
+		t.Fatal(err)
+	}
+	want := sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"pypi.org"}}
+	if _, err := store.DeriveWith("locked", "base", template.DeriveOptions{Egress: &want}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Config{DataDir: t.TempDir(), Runsc: os.Getenv("SBX_RUNSC"), Templates: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := p.TemplateEgress(t.Context(), "locked"); err != nil || !ok || !got.Equal(want) {
+		t.Errorf("locked: %+v %v %v; want %+v", got, ok, err, want)
+	}
+	if got, ok, err := p.TemplateEgress(t.Context(), "base"); err != nil || ok {
+		t.Errorf("base: %+v %v %v; want none", got, ok, err)
+	}
+	if _, _, err := p.TemplateEgress(t.Context(), "nope"); sbx.ErrorCode(err) != sbx.ENotFound {
+		t.Errorf("a template not built: %v", err)
+	}
 }
