@@ -148,6 +148,10 @@ type Spec struct {
 	Env               map[string]string // values live only here, never in the ledger
 	Metadata          map[string]string
 	AccessToken       string
+	// Egress is the sandbox's outbound policy, which a provider that is an
+	// EgressSetter enforces from the start (lifecycle gives others only the
+	// plain internet); the zero value is the internet.
+	Egress Egress
 }
 
 // Instance is compute a provider holds.

@@ -130,9 +130,13 @@ type Sandbox struct {
 	BilledMicros      int64 // billed credits in micro-credits
 	UnbilledNanos     int64 // owed below one micro-credit, carried to the next settlement
 	LastSettledAt     time.Time
-	Handle            Handle // the provider's recovery handle; empty until created
-	AccessToken       string // the agent token, in clear only in memory
-	UpdatedAt         time.Time
+	// Egress is the outbound policy the provider enforces (an EgressSetter);
+	// nil where none is: a provider that enforces none, or a row recorded
+	// before sandboxes had policies of their own.
+	Egress      *Egress
+	Handle      Handle // the provider's recovery handle; empty until created
+	AccessToken string // the agent token, in clear only in memory
+	UpdatedAt   time.Time
 }
 
 // Event is one step of a sandbox's timeline.

@@ -202,6 +202,7 @@ type RuntimeConfig struct {
 	Ports      []int             // the ports a client reaches at preview URLs
 	Env        map[string]string // environment variables of the sandbox
 	Labels     map[string]string // metadata of the sandbox
+	Egress     *Egress           // the sandbox's outbound policy; nil: the template's default, else the server's
 }
 
 // The runtime states.

@@ -20,12 +20,13 @@ const (
 	ActionConnect    Action = "connect"     // make usable: resume a paused sandbox, extend a running one
 	ActionRefresh    Action = "refresh"     // extend a running sandbox's expiry; never shortens
 	ActionSetTimeout Action = "set_timeout" // replace the timeout: from now when running, from the next resume when paused
+	ActionSetEgress  Action = "set_egress"  // replace the egress policy, at once (running) or before the next resume (paused)
 	ActionFail       Action = "fail"        // the provider reports the compute ended on its own
 )
 
 // Actions lists every action, in the table's order.
 var Actions = []Action{ActionCreate, ActionPause, ActionHibernate, ActionResume, ActionDelete,
-	ActionConnect, ActionRefresh, ActionSetTimeout, ActionFail}
+	ActionConnect, ActionRefresh, ActionSetTimeout, ActionSetEgress, ActionFail}
 
 // Transition is one allowed cell of the table: Action on a sandbox in state From.
 type Transition struct {
@@ -33,8 +34,12 @@ type Transition struct {
 	From   State
 	// Via, when set, is the action this one is carried out as from From (a
 	// paused sandbox's connect is a resume); the names below are Via's.
-	Via    Action
-	Intent Intent // written with Begin while the provider works; IntentNone: the ledger alone changes, no provider call
+	Via Action
+	// Intent is written with Begin while the provider works. IntentNone:
+	// no state changes and no intent is written; the ledger alone changes,
+	// or (set_egress) a provider call that changes nothing when repeated
+	// is made under the sandbox's lock before the ledger is written.
+	Intent Intent
 	To     State  // the state once it succeeds
 	Fails  State  // the state a provider failure leaves: From, except a create's, which fails the sandbox
 	Verb   string // how a message names the action: "cannot <Verb> sandbox …"
@@ -55,6 +60,7 @@ var actionSteps = map[Action]steps{
 	ActionConnect:    {"connect", "", "connected", ""},
 	ActionRefresh:    {"refresh", "", "refreshed", ""},
 	ActionSetTimeout: {"set the timeout of", "", "timeout_set", ""},
+	ActionSetEgress:  {"set the egress policy of", "", "egress_set", ""},
 	ActionFail:       {"fail", "", "failed", ""},
 }
 
@@ -81,6 +87,7 @@ var table = map[State]map[Action]cell{
 		ActionConnect:    {IntentNone, StateRunning, ""},
 		ActionRefresh:    {IntentNone, StateRunning, ""},
 		ActionSetTimeout: {IntentNone, StateRunning, ""},
+		ActionSetEgress:  {IntentNone, StateRunning, ""},
 		ActionFail:       {IntentNone, StateFailed, ""},
 	},
 	StatePaused: {
@@ -89,6 +96,7 @@ var table = map[State]map[Action]cell{
 		ActionDelete:     {IntentKilling, StateKilled, ""},
 		ActionConnect:    {IntentResuming, StateRunning, ActionResume},
 		ActionSetTimeout: {IntentNone, StatePaused, ""},
+		ActionSetEgress:  {IntentNone, StatePaused, ""},
 		ActionFail:       {IntentNone, StateFailed, ""},
 	},
 	StateFailed: {

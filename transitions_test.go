@@ -24,6 +24,7 @@ var want = map[State]map[Action]struct {
 		ActionConnect:    {IntentNone, StateRunning, ""},
 		ActionRefresh:    {IntentNone, StateRunning, ""},
 		ActionSetTimeout: {IntentNone, StateRunning, ""},
+		ActionSetEgress:  {IntentNone, StateRunning, ""},
 		ActionFail:       {IntentNone, StateFailed, ""},
 	},
 	StatePaused: {
@@ -32,6 +33,7 @@ var want = map[State]map[Action]struct {
 		ActionDelete:     {IntentKilling, StateKilled, ""},
 		ActionConnect:    {IntentResuming, StateRunning, ActionResume},
 		ActionSetTimeout: {IntentNone, StatePaused, ""},
+		ActionSetEgress:  {IntentNone, StatePaused, ""},
 		ActionFail:       {IntentNone, StateFailed, ""},
 	},
 	StateFailed: {
@@ -49,6 +51,7 @@ var names = map[Action][4]string{ // verb, begin, done, failed
 	ActionConnect:    {"connect", "", "connected", ""},
 	ActionRefresh:    {"refresh", "", "refreshed", ""},
 	ActionSetTimeout: {"set the timeout of", "", "timeout_set", ""},
+	ActionSetEgress:  {"set the egress policy of", "", "egress_set", ""},
 	ActionFail:       {"fail", "", "failed", ""},
 }
 

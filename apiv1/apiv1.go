@@ -28,6 +28,16 @@ type CreateSandboxRequest struct {
 	Kind       string            `json:"kind,omitempty" enum:"task,runtime,world"` // default task
 	Preview    *Preview          `json:"preview,omitempty"`
 	Ports      []int             `json:"ports,omitempty" doc:"Ports the sandbox serves, listed with their preview URLs in its detail (every port is reachable either way); not 22 or 49983."`
+	Egress     *Egress           `json:"egress,omitempty" doc:"What the sandbox may connect to; default: its template's default policy, else the server's (the internet, or none with serve --deny-egress)."`
+}
+
+// Egress is a sandbox's outbound policy. Whatever it says, a sandbox never
+// reaches the host, another sandbox, or a private, link-local (cloud
+// metadata), loopback or reserved address, nor anything over IPv6.
+type Egress struct {
+	Mode  string   `json:"mode" enum:"internet,none,allow" doc:"internet: every public IPv4 address and DNS through the host's resolvers; none: nothing, not even DNS; allow: only what allow names (and DNS when it names a domain)."`
+	Allow []string `json:"allow,omitempty" doc:"With mode allow: IPv4 addresses, CIDR prefixes and domain names (a name stands for the addresses the host's resolvers give, looked up again every 30 seconds), at most 100."`
+	Deny  []string `json:"deny,omitempty" doc:"With mode internet or allow: addresses, prefixes and domain names never reached, whatever else says; at most 100."`
 }
 
 // GPU is a GPU request: Fraction is a share of one card in percent.
@@ -84,6 +94,7 @@ type Sandbox struct {
 	MemoryMB              int64             `json:"memoryMB"`
 	DiskMB                int64             `json:"diskMB" doc:"Cap of the writable layer in MiB."`
 	GPU                   *GPU              `json:"gpu,omitempty"`
+	Egress                *Egress           `json:"egress,omitempty" doc:"The outbound policy its provider enforces; absent for a sandbox whose provider enforces none, or made before sandboxes had policies."`
 	EnvVarNames           []string          `json:"envVarNames"`
 	Metadata              map[string]string `json:"metadata"`
 	BilledCredits         string            `json:"billed_credits" doc:"Credits already deducted, as a decimal string."`

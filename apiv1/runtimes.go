@@ -26,6 +26,7 @@ type RuntimeConfig struct {
 	Ports      []int             `json:"ports" doc:"Ports a client reaches at the sandbox's preview URLs."`
 	Env        map[string]string `json:"env" doc:"Environment variables of its sandboxes."`
 	Labels     map[string]string `json:"labels" doc:"Metadata of its sandboxes."`
+	Egress     *Egress           `json:"egress,omitempty" doc:"The outbound policy of its sandboxes; absent: the template's default, else the server's."`
 }
 
 // RuntimeList is a page of a workspace's runtimes, oldest first.
@@ -44,6 +45,7 @@ type UpdateRuntimeRequest struct {
 	Ports      *[]int             `json:"ports,omitempty"`
 	Env        *map[string]string `json:"env,omitempty"`
 	Labels     *map[string]string `json:"labels,omitempty"`
+	Egress     *Egress            `json:"egress,omitempty" doc:"Replaces the policy its next sandbox is made with; a running sandbox keeps its own (PUT …/sandboxes/{id}/egress changes that)."`
 }
 
 // StartRuntimeRequest is the body of POST …/runtimes/{runtime_id}/start.

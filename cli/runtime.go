@@ -130,7 +130,7 @@ func runtimeDetail(w io.Writer, rt *apiv1.Runtime) error {
 	err := fields(w, []field{
 		{"Runtime ID", rt.ID}, {"Status", rt.Status}, {"Project", rt.ProjectID}, {"Workspace", rt.WorkspaceID},
 		{"Template", c.TemplateID}, {"Resources", resources}, {"Timeout", timeout}, {"Ports", strings.Join(ports, ", ")},
-		{"Env", strings.Join(slices.Sorted(maps.Keys(c.Env)), ", ")}, {"Labels", pairs(c.Labels)},
+		{"Env", strings.Join(slices.Sorted(maps.Keys(c.Env)), ", ")}, {"Labels", pairs(c.Labels)}, {"Egress", orDefault(egressText(c.Egress), c.Egress != nil)},
 		{"Created", stamp(rt.CreatedAt)}, {"Updated", stamp(rt.UpdatedAt)},
 	})
 	if err != nil || rt.Sandbox == nil {

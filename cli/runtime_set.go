@@ -20,10 +20,11 @@ func newRuntimeSet(g *globals, s *scope) *cobra.Command {
 	var timeout time.Duration
 	var ports []int
 	var env, labels map[string]string
+	var egress egressFlags
 	var cmd *cobra.Command
 	cmd = &cobra.Command{
 		Use:   "set [RUNTIME]",
-		Short: "Change what the runtime's next sandbox is made with: template, resources, timeout, ports, env, labels",
+		Short: "Change what the runtime's next sandbox is made with: template, resources, timeout, ports, env, labels, egress",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
 			f := cmd.Flags()
@@ -39,8 +40,9 @@ func newRuntimeSet(g *globals, s *scope) *cobra.Command {
 			set("port", func() { req.Ports = &ports })
 			set("env", func() { req.Env = &env })
 			set("label", func() { req.Labels = &labels })
+			req.Egress = egress.policy()
 			if req == (apiv1.UpdateRuntimeRequest{}) {
-				return usagef("sbx runtime set needs at least one of --template, --cpu, --memory, --timeout, --port, --env, --label")
+				return usagef("sbx runtime set needs at least one of --template, --cpu, --memory, --timeout, --port, --env, --label, --egress, --egress-allow, --egress-deny")
 			}
 			ref, err := s.runtimeOf(ctx, c, firstArg(args))
 			if err != nil {
@@ -61,5 +63,6 @@ func newRuntimeSet(g *globals, s *scope) *cobra.Command {
 	f.IntSliceVar(&ports, "port", nil, "a port reached at preview URLs (repeat; all given replace the list)")
 	f.Var(pairsValue{&env}, "env", "KEY=VALUE environment variable (repeat; all given replace the set)")
 	f.Var(pairsValue{&labels}, "label", "KEY=VALUE label (repeat; all given replace the set)")
+	egress.add(f, "its sandboxes", "the configuration's stays")
 	return cmd
 }

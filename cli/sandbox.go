@@ -20,7 +20,7 @@ func newSandbox(g *globals) *cobra.Command {
 	return group(&cobra.Command{Use: "sandbox", Aliases: []string{"sandboxes", "sb"}, Short: "Create, inspect and control sandboxes"},
 		newSandboxCreate(g), newSandboxList(g), newSandboxGet(g), newSandboxLogs(g), newSandboxMetrics(g), newSandboxUsage(g),
 		newSandboxDelete(g), newSandboxPause(g), newSandboxResume(g), newSandboxConnect(g),
-		newSandboxRefresh(g), newSandboxTimeout(g), newSandboxURL(g), newSandboxSSH(g),
+		newSandboxRefresh(g), newSandboxTimeout(g), newSandboxURL(g), newSandboxSSH(g), newSandboxEgress(g),
 	)
 }
 
@@ -139,7 +139,7 @@ func sandboxDetail(w io.Writer, sb *apiv1.Sandbox) error {
 		{"Created", stamp(sb.CreatedAt)}, {"Started", stampPtr(sb.StartedAt)}, {"Paused", stampPtr(sb.PausedAt)},
 		{"Ended", stampPtr(sb.EndedAt)}, {"Expires", stampPtr(sb.ExpiresAt)},
 		{"Timeout", secondsText(sb.Timeout)}, {"Auto-pause", strconv.FormatBool(sb.AutoPause)},
-		{"Resources", resources}, {"Env vars", strings.Join(sb.EnvVarNames, ", ")}, {"Metadata", pairs(sb.Metadata)},
+		{"Resources", resources}, {"Egress", egressText(sb.Egress)}, {"Env vars", strings.Join(sb.EnvVarNames, ", ")}, {"Metadata", pairs(sb.Metadata)},
 		{"Credits", fmt.Sprintf("%s billed, %s running, %s estimated total", sb.BilledCredits, sb.RunningCredits, sb.EstimatedTotalCredits)},
 		{"Runtime URL", sb.RuntimeURL}, {"Access token", sb.AccessToken},
 		{"Preview", previewText(sb)}, {"Preview URL", sb.PreviewURL}, {"Traffic token", sb.TrafficToken}, {"Ports", portsText(sb.Ports)},

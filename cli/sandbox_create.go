@@ -15,11 +15,14 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	var o client.CreateOptions
 	var access, host string
 	var noWake bool
+	var egress egressFlags
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE",
 		Short: "Create a sandbox from a template and print it, its ID first",
 		Example: "  sbx sandbox create base --timeout 30m --wait --env FOO=bar --metadata purpose=demo\n" +
-			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --disk-mb 20480 --gpu h100:1:50",
+			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --disk-mb 20480 --gpu h100:1:50\n" +
+			"  sbx sandbox create base --egress none\n" +
+			"  sbx sandbox create base --egress-allow pypi.org,files.pythonhosted.org --egress-allow 203.0.113.0/24",
 		Args: args("TEMPLATE"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
 			if access != "" || host != "" || noWake {
@@ -28,6 +31,7 @@ func newSandboxCreate(g *globals) *cobra.Command {
 					o.Preview.Wake = new(bool)
 				}
 			}
+			o.Egress = egress.policy()
 			sb, err := c.Create(ctx, args[0], &o)
 			if err != nil {
 				return err
@@ -54,5 +58,6 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.StringVar(&host, "preview-host", "", "the Host the app sees: preview (default) or localhost")
 	f.BoolVar(&noWake, "no-wake", false, "preview traffic leaves the sandbox paused (409) instead of waking it")
 	f.IntSliceVar(&o.Ports, "port", nil, "a port it serves, listed with its preview URL (repeatable)")
+	egress.add(f, "the sandbox", "the template's default, else the server's")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/spf13/pflag"
 )
 
 // The flag types the sandbox verbs share.
@@ -86,4 +87,51 @@ func (v gpuValue) String() string {
 		return ""
 	}
 	return gpuText(**v.g)
+}
+
+// egressFlags are the flags that name an egress policy: --egress MODE,
+// --egress-allow and --egress-deny (repeatable, or separated by commas).
+// Their entries are the server's to check.
+type egressFlags struct {
+	mode        string
+	allow, deny []string
+}
+
+// add defines the flags on f; what names what they are about, otherwise
+// what it gets without them.
+func (e *egressFlags) add(f *pflag.FlagSet, what, otherwise string) {
+	f.StringVar(&e.mode, "egress", "", "what "+what+" may connect to: internet, none or allow (default: allow with --egress-allow, internet with only --egress-deny; without any, "+otherwise+")")
+	f.StringSliceVar(&e.allow, "egress-allow", nil, "with --egress allow: an IPv4 address, CIDR prefix or domain name it reaches (repeat, or separate with commas)")
+	f.StringSliceVar(&e.deny, "egress-deny", nil, "an address, prefix or domain name it never reaches (repeat, or separate with commas)")
+}
+
+// policy is the policy the flags name; nil when none of them was given.
+func (e *egressFlags) policy() *apiv1.Egress {
+	if e.mode == "" && len(e.allow) == 0 && len(e.deny) == 0 {
+		return nil
+	}
+	mode := e.mode
+	switch {
+	case mode != "":
+	case len(e.allow) > 0:
+		mode = "allow"
+	default:
+		mode = "internet"
+	}
+	return &apiv1.Egress{Mode: mode, Allow: e.allow, Deny: e.deny}
+}
+
+// egressText says an egress policy in a line, as sbx sandbox get shows it.
+func egressText(e *apiv1.Egress) string {
+	if e == nil {
+		return ""
+	}
+	s := e.Mode
+	if len(e.Allow) > 0 {
+		s += " " + strings.Join(e.Allow, ", ")
+	}
+	if len(e.Deny) > 0 {
+		s += "; deny " + strings.Join(e.Deny, ", ")
+	}
+	return s
 }

@@ -6,9 +6,12 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/pricing"
@@ -21,9 +24,16 @@ func newServe(g *globals) *cobra.Command {
 	var logLevel, initialCredits string
 	envKYC := (kycValue{&cfg.KYCOff}).Set(env("SBX_KYC", "on")) // checked when --kyc does not replace it
 	// $SBX_POOL is checked when --pool does not replace it.
-	var envPool error
+	var envPool, envModes error
 	if v := os.Getenv("SBX_POOL"); v != "" {
 		envPool = prefixValue{&cfg.Local.Pool}.Set(v)
+	}
+	var envNameservers error
+	if v := os.Getenv("SBX_NAMESERVERS"); v != "" {
+		envNameservers = addrsValue{&cfg.Local.Nameservers}.Set(v)
+	}
+	if v := os.Getenv("SBX_EGRESS_MODES"); v != "" {
+		envModes = egressModesValue{&cfg.EgressModes}.Set(v)
 	}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -35,6 +45,12 @@ func newServe(g *globals) *cobra.Command {
 			}
 			if envPool != nil && !cmd.Flags().Changed("pool") {
 				return usagef("$SBX_POOL: %v", envPool)
+			}
+			if envNameservers != nil && !cmd.Flags().Changed("nameservers") {
+				return usagef("$SBX_NAMESERVERS: %v", envNameservers)
+			}
+			if envModes != nil && !cmd.Flags().Changed("egress-modes") {
+				return usagef("$SBX_EGRESS_MODES: %v", envModes)
 			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -77,7 +93,9 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.Local.TemplatesDir, "templates-dir", os.Getenv("SBX_TEMPLATES_DIR"), "where templates live (default <data-dir>/templates) ($SBX_TEMPLATES_DIR)")
 	f.StringVar(&cfg.Local.Name, "name", env("SBX_NAME", server.DefaultName), "this server's name on the host: its nftables table, the prefix of its network namespaces (/run/netns/<name>-<id>) and its cgroup parent; servers sharing a host need names and pools of their own ($SBX_NAME)")
 	f.Var(prefixValue{&cfg.Local.Pool}, "pool", "IPv4 prefix sandbox addresses come from, split into /30s; refused at start when it overlaps another server's on this host (default 10.201.0.0/16) ($SBX_POOL)")
-	f.BoolVar(&cfg.Local.DenyEgress, "deny-egress", false, "sandboxes reach nothing outside the host (default: the internet, but no private or metadata addresses)")
+	f.BoolVar(&cfg.DenyEgress, "deny-egress", false, "a sandbox whose create, runtime and template name no egress policy reaches nothing, and, without --egress-modes, none may ask for more (default: the internet, but no private or metadata addresses)")
+	f.Var(egressModesValue{&cfg.EgressModes}, "egress-modes", "the egress modes a sandbox's policy may have, of internet, none and allow, whoever names it (default: all; none only with --deny-egress) ($SBX_EGRESS_MODES)")
+	f.Var(addrsValue{&cfg.Local.Nameservers}, "nameservers", "IPv4 nameservers, separated by commas, that sandboxes may reach on port 53 and that resolve the domain names of egress policies (default: /etc/resolv.conf's; a sandbox's own /etc/resolv.conf comes from its template) ($SBX_NAMESERVERS)")
 	f.StringVar(&cfg.Local.GPUs, "gpus", os.Getenv("SBX_GPUS"), "GPU inventory as TYPE:COUNT,… (default: what nvidia-smi finds) ($SBX_GPUS)")
 	f.Int64Var(&cfg.Local.DiskMB, "disk-mb", 10<<10, "cap of a sandbox's writable layer, in MB, when its create names none")
 	f.Int64Var(&cfg.Local.MaxDiskMB, "max-disk-mb", 0, "the largest writable layer a create may ask for, in MB (default: --disk-mb)")
@@ -156,4 +174,58 @@ func (v kycValue) String() string {
 		return "off"
 	}
 	return "on"
+}
+
+// egressModesValue is the --egress-modes flag: modes separated by commas.
+type egressModesValue struct{ modes *[]sbx.EgressMode }
+
+func (v egressModesValue) Set(s string) error {
+	modes := []sbx.EgressMode{}
+	for _, m := range strings.Split(s, ",") {
+		mode := sbx.EgressMode(strings.TrimSpace(m))
+		if !mode.Valid() {
+			return fmt.Errorf("%q is not an egress mode: want internet, none or allow, separated by commas", m)
+		}
+		if !slices.Contains(modes, mode) {
+			modes = append(modes, mode)
+		}
+	}
+	*v.modes = modes
+	return nil
+}
+
+func (v egressModesValue) Type() string { return "MODES" }
+
+func (v egressModesValue) String() string {
+	var out []string
+	for _, m := range *v.modes {
+		out = append(out, string(m))
+	}
+	return strings.Join(out, ",")
+}
+
+// addrsValue is a flag holding IPv4 addresses separated by commas.
+type addrsValue struct{ addrs *[]netip.Addr }
+
+func (v addrsValue) Set(s string) error {
+	var addrs []netip.Addr
+	for _, a := range strings.Split(s, ",") {
+		addr, err := netip.ParseAddr(strings.TrimSpace(a))
+		if err != nil || !addr.Is4() {
+			return fmt.Errorf("%q is not an IPv4 address", a)
+		}
+		addrs = append(addrs, addr)
+	}
+	*v.addrs = addrs
+	return nil
+}
+
+func (v addrsValue) Type() string { return "ADDRS" }
+
+func (v addrsValue) String() string {
+	var out []string
+	for _, a := range *v.addrs {
+		out = append(out, a.String())
+	}
+	return strings.Join(out, ",")
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/template"
 	"github.com/spf13/cobra"
 )
@@ -12,6 +13,7 @@ import (
 func newTemplateBuild(g *globals) *cobra.Command {
 	var opts template.DebianOptions
 	var from, fromTemplate string
+	var egress egressFlags
 	oci := template.OCIOptions{Username: os.Getenv("SBX_REGISTRY_USERNAME"), Password: os.Getenv("SBX_REGISTRY_PASSWORD")}
 	cmd := &cobra.Command{
 		Use:   "build NAME",
@@ -26,7 +28,10 @@ its default user unless a request names another: --user, else for a
 Debian build the unprivileged "user" (UID 1000, home /home/user, owning
 /workspace; made in the root), for an image its configured User, else
 root. --from-template makes a template from another's current
-root, shared through hard links, with its own --start: no build at all.
+root, shared through hard links, with its own --start (and its source's
+egress policy unless --egress says another): no build at all. --egress,
+--egress-allow and --egress-deny give its sandboxes a default egress policy,
+which a create that names none gets (the server's --egress-modes bound it).
 Old versions stay as they were; new sandboxes use the newest. Progress goes to stderr; the version directory to stdout.`,
 		Args: args("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,12 +47,19 @@ Old versions stay as they were; new sandboxes use the newest. Progress goes to s
 			if err := template.CheckUser(opts.User); err != nil {
 				return usagef("--user: %v", err)
 			}
-			oci.StartCmd, oci.User = opts.StartCmd, opts.User
+			if e := egress.policy(); e != nil {
+				policy := sbx.Egress{Mode: sbx.EgressMode(e.Mode), Allow: e.Allow, Deny: e.Deny}
+				if _, err := template.CheckEgress(&policy); err != nil {
+					return usagef("--egress: %v", err)
+				}
+				opts.Egress = &policy
+			}
+			oci.StartCmd, oci.User, oci.Egress = opts.StartCmd, opts.User, opts.Egress
 			var t template.Template
 			var err error
 			switch {
 			case fromTemplate != "":
-				t, err = g.templates().Derive(args[0], fromTemplate, opts.StartCmd)
+				t, err = g.templates().DeriveWith(args[0], fromTemplate, template.DeriveOptions{StartCmd: opts.StartCmd, Egress: opts.Egress})
 			case from != "":
 				t, err = g.templates().BuildOCI(cmd.Context(), args[0], from, oci, g.opts.Stderr)
 			default:
@@ -71,5 +83,6 @@ Old versions stay as they were; new sandboxes use the newest. Progress goes to s
 	f.StringVar(&opts.StartCmd, "start", "", "command line the agent starts in the background at each sandbox's boot (default none; not the image's CMD)")
 	f.StringVar(&opts.User, "user", "", `default user of its sandboxes (default: "user" for a Debian build, made in the root; an image's own User; root for root)`)
 	f.BoolVar(&oci.Insecure, "insecure", false, "with --from: allow a plain-HTTP registry")
+	egress.add(f, "its sandboxes", "none: the server's default, or for --from-template its source's")
 	return cmd
 }

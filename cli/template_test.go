@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	sbxpkg "github.com/sbxdev/sbx"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -97,5 +98,18 @@ func TestTemplateStartCommand(t *testing.T) {
 	}
 	if code, _, errOut := sbx(t, "template", "build", "x", "--data-dir", dir, "--from-template", "nope"); code == 0 || !strings.Contains(errOut, "not built") {
 		t.Errorf("--from-template of a missing template: exit %d, stderr %q", code, errOut)
+	}
+
+	// --egress… gives its sandboxes a default egress policy, checked.
+	if code, _, errOut := sbx(t, "template", "build", "locked", "--data-dir", dir, "--from-template", "image", "--egress-allow", "PyPI.org,203.0.113.7"); code != 0 {
+		t.Fatalf("build --egress-allow: exit %d: %s", code, errOut)
+	}
+	_, out, _ = sbx(t, "template", "list", "--data-dir", dir, "--json")
+	if json.Unmarshal([]byte(out), &list) != nil || len(list) != 4 || list[2].Name != "locked" || list[2].Egress == nil ||
+		!list[2].Egress.Equal(sbxpkg.Egress{Mode: sbxpkg.EgressAllow, Allow: []string{"pypi.org", "203.0.113.7/32"}}) {
+		t.Errorf("list after --egress-allow:\n%s", out)
+	}
+	if code, _, errOut := sbx(t, "template", "build", "x", "--data-dir", dir, "--from-template", "image", "--egress", "allow", "--egress-allow", "10.0.0.1"); code != 2 || !strings.Contains(errOut, "10.0.0.1/32 is within 10.0.0.0/8 (private)") {
+		t.Errorf("a private --egress-allow: exit %d, stderr %q", code, errOut)
 	}
 }

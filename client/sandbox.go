@@ -49,6 +49,11 @@ func (s *Sandbox) SetTimeout(ctx context.Context, d time.Duration) error {
 	return s.settle(s.c.SetTimeout(ctx, s.ID(), d))
 }
 
+// SetEgress replaces the sandbox's egress policy, at once.
+func (s *Sandbox) SetEgress(ctx context.Context, e apiv1.Egress) error {
+	return s.settle(s.c.SetEgress(ctx, s.ID(), e))
+}
+
 // Refresh keeps the sandbox alive for at least d more; 0 is the server's default.
 func (s *Sandbox) Refresh(ctx context.Context, d time.Duration) error {
 	return s.settle(s.c.Refresh(ctx, s.ID(), d))

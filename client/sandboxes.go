@@ -27,6 +27,9 @@ type CreateOptions struct {
 	Kind      string         // task (default), runtime or world
 	Preview   *apiv1.Preview // who reaches its preview URLs (default private) and whether their traffic wakes it
 	Ports     []int          // the ports it serves, listed with their preview URLs
+	// Egress is what the sandbox may connect to; nil: its template's
+	// default, else the server's.
+	Egress *apiv1.Egress
 	// IdempotencyKey makes the create safe to retry: the same key with the
 	// same options answers the sandbox the first request made. Create
 	// makes one when it is empty, and retries with it when the connection
@@ -60,7 +63,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 	req := apiv1.CreateSandboxRequest{
 		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
 		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
-		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports,
+		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress,
 	}
 	if opts.CPU != 0 {
 		req.CPU = &opts.CPU
@@ -156,6 +159,11 @@ func (c *Client) Refresh(ctx context.Context, id string, d time.Duration) (*apiv
 // SetTimeout sets a sandbox's timeout to d from now.
 func (c *Client) SetTimeout(ctx context.Context, id string, d time.Duration) (*apiv1.Sandbox, error) {
 	return c.action(ctx, id, "timeout", apiv1.TimeoutRequest{Timeout: seconds(d)})
+}
+
+// SetEgress replaces a running or paused sandbox's egress policy, at once.
+func (c *Client) SetEgress(ctx context.Context, id string, e apiv1.Egress) (*apiv1.Sandbox, error) {
+	return call[apiv1.Sandbox](ctx, c, http.MethodPut, sandboxPath(id, "egress"), nil, e)
 }
 
 // Logs returns a page of a sandbox's log, oldest first; limit 0 is the

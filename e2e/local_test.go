@@ -17,8 +17,8 @@ import (
 // localServer starts the real sbx binary with the local gVisor provider on
 // a fresh data directory, with a name and pool of its own. With buildBase its first start builds the base
 // template into that directory; without, it uses the base template shared
-// by every package's tests.
-func localServer(t *testing.T, buildBase bool) *server {
+// by every package's tests. extra are more serve flags.
+func localServer(t *testing.T, buildBase bool, extra ...string) *server {
 	t.Helper()
 	runsc := os.Getenv("SBX_RUNSC")
 	switch {
@@ -42,6 +42,7 @@ func localServer(t *testing.T, buildBase bool) *server {
 		}
 		args = append(args, "--templates-dir", templates.Dir)
 	}
+	args = append(args, extra...)
 	s := startServer(t, serverOpts{bin: sbxBin, args: args})
 	t.Cleanup(func() { // what a failed test leaves running
 		for _, sb := range s.listAll("") {

@@ -54,6 +54,17 @@ func (s *Server) pauseSandbox(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, sb, err)
 }
 
+// setSandboxEgress replaces a sandbox's egress policy; the body is the
+// policy, and its problems are named by its own fields (mode, allow[2]).
+func (s *Server) setSandboxEgress(w http.ResponseWriter, r *http.Request) {
+	var body apiv1.Egress
+	if !s.decode(w, r, &body) {
+		return
+	}
+	sb, err := s.mgr.SetEgress(r.Context(), caller(r), r.PathValue("id"), *egressOf(&body))
+	s.answer(w, r, sb, err)
+}
+
 // timedAction decodes body, whose one field (named field, decoded into v)
 // is a count of seconds, at most limit when limit is not zero, and runs act.
 func (s *Server) timedAction(w http.ResponseWriter, r *http.Request, body any, v **int64, field string, required bool, limit int64, act timed) {

@@ -15,7 +15,7 @@ func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 	}
 	ask := lifecycle.Ask{TemplateID: body.TemplateID, Kind: body.Kind, Timeout: body.Timeout, CPU: body.CPU,
 		MemoryMB: body.MemoryMB, DiskMB: body.DiskMB, Env: body.EnvVars, Metadata: body.Metadata,
-		WaitReady: body.WaitReady, AutoPause: body.AutoPause, Ports: body.Ports}
+		WaitReady: body.WaitReady, AutoPause: body.AutoPause, Ports: body.Ports, Egress: egressOf(body.Egress)}
 	if v := body.Preview; v != nil {
 		ask.Preview = &lifecycle.PreviewAsk{Access: v.Access, Host: v.Host, Wake: v.Wake}
 	}

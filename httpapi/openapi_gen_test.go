@@ -71,6 +71,15 @@ supported. Env var values are passed to the sandbox and never stored or returned
 With an Idempotency-Key header, a retry of the same request answers 200 with
 the sandbox the first made.`
 
+const egressDescription = `The body is the whole new policy: mode internet (every public IPv4
+address, less deny), none (nothing, not even DNS) or allow (only allow, less deny). Entries are
+IPv4 addresses, CIDR prefixes or domain names, which the host resolves and follows (looked up
+again every 30 seconds). A policy never reaches the host, other sandboxes, private, link-local,
+loopback or reserved addresses: an allow entry within them is a 400. The provider applies it at
+once, to a paused or hibernated sandbox too (connections it no longer allows stop passing), and
+the sandbox's timeline records egress_set. A mode the server's operator does not allow is a 403;
+a provider that enforces no policy answers 501.`
+
 var operations = map[string]op{
 	"GET /healthz":             {id: "health", summary: "Liveness of the server", status: 200, response: map[string]string{}, open: true},
 	"GET /api/v1/openapi.json": {id: "openapi", summary: "This document", status: 200, response: json.RawMessage{}, open: true},
@@ -99,6 +108,9 @@ var operations = map[string]op{
 		body: apiv1.RefreshRequest{}, status: 200, response: apiv1.Sandbox{}, errors: append(planErrs, ledgerErrs...)},
 	"POST /api/v1/sandboxes/{id}/timeout": {id: "setSandboxTimeout", summary: "Expire timeout seconds from now (from the next resume when paused)",
 		body: apiv1.TimeoutRequest{}, bodyRequired: true, status: 200, response: apiv1.Sandbox{}, errors: append(planErrs, ledgerErrs...)},
+	"PUT /api/v1/sandboxes/{id}/egress": {id: "setSandboxEgress", summary: "Replace a running or paused sandbox's egress policy, at once",
+		description: egressDescription, body: apiv1.Egress{}, bodyRequired: true, status: 200, response: apiv1.Sandbox{},
+		errors: []int{400, 401, 403, 404, 409, 501, 502, 503, 504}},
 	"GET /api/v1/sandboxes/{id}/logs": {id: "sandboxLogs", summary: "A page of the sandbox's log, oldest first: lifecycle lines and the provider's own",
 		query: []param{limitParam, cursor}, status: 200, response: apiv1.LogPage{}, errors: []int{400, 401, 404}},
 	"GET /api/v1/sandboxes/{id}/logs/stream": {id: "followSandboxLogs", summary: "Follow the sandbox's log: every line so far, then each new line as it comes",

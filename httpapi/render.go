@@ -53,6 +53,7 @@ func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 	if g := sb.Resources.GPU; g != nil {
 		out.GPU = &apiv1.GPU{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
 	}
+	out.Egress = renderEgress(sb.Egress)
 	if sb.State == sbx.StateRunning {
 		out.RuntimeURL = s.runtimeURL(sb)
 		out.AccessToken = sb.AccessToken
@@ -87,6 +88,22 @@ func renderPreview(p sbx.Preview) apiv1.Preview {
 	}
 	*out.Wake = !p.NoWake
 	return out
+}
+
+// renderEgress is an egress policy as the API shows it.
+func renderEgress(e *sbx.Egress) *apiv1.Egress {
+	if e == nil {
+		return nil
+	}
+	return &apiv1.Egress{Mode: string(e.Mode), Allow: e.Allow, Deny: e.Deny}
+}
+
+// egressOf is a policy as a body gives it, unchecked (sbx.CheckEgress).
+func egressOf(e *apiv1.Egress) *sbx.Egress {
+	if e == nil {
+		return nil
+	}
+	return &sbx.Egress{Mode: sbx.EgressMode(e.Mode), Allow: e.Allow, Deny: e.Deny}
 }
 
 // runtimeURL is where a client reaches the sandbox's agent through this server:

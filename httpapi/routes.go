@@ -36,6 +36,7 @@ func (s *Server) routes() []Route {
 		authed("POST", "/api/v1/sandboxes/{id}/resume", s.resumeSandbox),
 		authed("POST", "/api/v1/sandboxes/{id}/refreshes", s.refreshSandbox),
 		authed("POST", "/api/v1/sandboxes/{id}/timeout", s.setSandboxTimeout),
+		authed("PUT", "/api/v1/sandboxes/{id}/egress", s.setSandboxEgress),
 		authed("GET", "/api/v1/sandboxes/{id}/logs", s.sandboxLogs),
 		authed("GET", "/api/v1/sandboxes/{id}/logs/stream", s.sandboxLogStream),
 		authed("GET", "/api/v1/sandboxes/{id}/metrics", s.sandboxMetrics),

@@ -51,7 +51,7 @@ func (s *Server) updateRuntime(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt, err := s.runtimes.Configure(r.Context(), rt, lifecycle.RuntimeChange{TemplateID: body.TemplateID, CPU: body.CPU,
-		MemoryMB: body.MemoryMB, Timeout: body.Timeout, Ports: body.Ports, Env: body.Env, Labels: body.Labels})
+		MemoryMB: body.MemoryMB, Timeout: body.Timeout, Ports: body.Ports, Env: body.Env, Labels: body.Labels, Egress: egressOf(body.Egress)})
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -172,7 +172,7 @@ func (s *Server) runtimeBody(rt sbx.Runtime) apiv1.Runtime {
 	return apiv1.Runtime{
 		ID: rt.ID, WorkspaceID: rt.WorkspaceID, ProjectID: rt.ProjectID, Status: rt.Status,
 		Config: apiv1.RuntimeConfig{TemplateID: c.TemplateID, CPU: float64(c.Resources.MilliCPU) / 1000, MemoryMB: c.Resources.MemoryMB,
-			Timeout: int64(c.Timeout / time.Second), Ports: c.Ports, Env: c.Env, Labels: c.Labels},
+			Timeout: int64(c.Timeout / time.Second), Ports: c.Ports, Env: c.Env, Labels: c.Labels, Egress: renderEgress(c.Egress)},
 		SandboxID: rt.ProviderSandboxID, CreatedAt: rt.CreatedAt, UpdatedAt: rt.UpdatedAt,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -20,7 +21,7 @@ const defaultRuntimeTemplate = "base"
 // runtimeColumns are what scanRuntime reads: the runtime joined to its
 // current sandbox (alias s) for the state.
 const runtimeColumns = `r.id, r.org_id, r.workspace_id, r.project_id, r.sandbox_id, s.state, s.provider_sandbox_id, r.template_id, r.milli_cpu, r.memory_mb,
-	r.timeout_s, r.ports, r.env, r.labels, r.created_at, r.updated_at`
+	r.timeout_s, r.ports, r.env, r.labels, r.created_at, r.updated_at, r.egress`
 
 const runtimeFrom = ` FROM runtimes r LEFT JOIN sandboxes s ON s.id = r.sandbox_id `
 
@@ -87,9 +88,9 @@ func (s *Store) SetRuntimeConfig(ctx context.Context, orgID, workspaceID, id str
 	var rt sbx.Runtime
 	err := s.write(ctx, func(tx db) error {
 		res, err := tx.exec(ctx, `UPDATE runtimes SET template_id = ?, milli_cpu = ?, memory_mb = ?, timeout_s = ?, ports = ?, env = ?, labels = ?,
-			updated_at = ? WHERE id = ? AND org_id = ? AND workspace_id = ?`,
+			egress = ?, updated_at = ? WHERE id = ? AND org_id = ? AND workspace_id = ?`,
 			cfg.TemplateID, cfg.Resources.MilliCPU, cfg.Resources.MemoryMB, int64(cfg.Timeout/time.Second), string(ports), string(env), string(labels),
-			now.UnixMicro(), id, orgID, workspaceID)
+			encodeEgress(cfg.Egress), now.UnixMicro(), id, orgID, workspaceID)
 		if err != nil {
 			return err
 		}
@@ -106,11 +107,14 @@ func scanRuntime(r interface{ Scan(...any) error }) (sbx.Runtime, error) {
 	var rt sbx.Runtime
 	var sandbox, state, providerID sql.NullString
 	var timeout, created, updated int64
-	var ports, env, labels string
+	var ports, env, labels, egress string
 	err := r.Scan(&rt.ID, &rt.OrgID, &rt.WorkspaceID, &rt.ProjectID, &sandbox, &state, &providerID, &rt.Config.TemplateID,
-		&rt.Config.Resources.MilliCPU, &rt.Config.Resources.MemoryMB, &timeout, &ports, &env, &labels, &created, &updated)
+		&rt.Config.Resources.MilliCPU, &rt.Config.Resources.MemoryMB, &timeout, &ports, &env, &labels, &created, &updated, &egress)
 	if err != nil {
 		return rt, err
+	}
+	if rt.Config.Egress, err = decodeEgress(egress); err != nil {
+		return rt, fmt.Errorf("runtime %s egress: %w", rt.ID, err)
 	}
 	rt.Status = sbx.RuntimeStatus(sbx.State(state.String))
 	if rt.Status != sbx.RuntimeIdle {

@@ -19,7 +19,7 @@ const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider
 	state, intent, pause_reason, end_reason, diagnostic, created_at, started_at, paused_at, ended_at,
 	timeout_s, expires_at, auto_pause, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
 	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated, unbilled_nanos, disk_mb,
-	preview_public, preview_localhost, preview_no_wake, ports`
+	preview_public, preview_localhost, preview_no_wake, ports, egress`
 
 // The reads of one sandbox, by its sbx UUID or its provider sandbox ID,
 // within an org or (orgID "") any: every request to a sandbox's agent or
@@ -72,14 +72,14 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 		}
 	}
 	_, err = tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
 		string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
 		sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
 		int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause, sb.Resources.MilliCPU, sb.Resources.MemoryMB,
 		gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
 		handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Resources.DiskMB,
-		sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, string(ports))
+		sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, string(ports), encodeEgress(sb.Egress))
 	if err != nil {
 		if isUniqueViolation(err) {
 			return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
@@ -151,11 +151,11 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 		_, err = tx.exec(ctx, `UPDATE sandboxes SET provider_sandbox_id = ?, state = ?, intent = ?,
 			pause_reason = ?, end_reason = ?, diagnostic = ?, started_at = ?, paused_at = ?, ended_at = ?,
 			timeout_s = ?, expires_at = ?, billed_micros = ?, last_settled_at = ?, handle = ?, access_token = ?,
-			updated_at = ?, hibernated = ?, unbilled_nanos = ?, preview_public = ?, preview_localhost = ?, preview_no_wake = ? WHERE id = ?`,
+			updated_at = ?, hibernated = ?, unbilled_nanos = ?, preview_public = ?, preview_localhost = ?, preview_no_wake = ?, egress = ? WHERE id = ?`,
 			sb.ProviderSandboxID, string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason),
 			sb.Diagnostic, micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt), int64(sb.Timeout/time.Second),
 			micros(sb.ExpiresAt), sb.BilledMicros, micros(sb.LastSettledAt), handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)),
-			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, sb.ID)
+			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, encodeEgress(sb.Egress), sb.ID)
 		if err != nil {
 			return err
 		}
@@ -313,12 +313,13 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 		gpuType                              string
 		gpuCount, gpuFraction                int
 		envNames, meta, handle, token, ports string
+		egress                               string
 	)
 	err := row.Scan(&sb.ID, &sb.OrgID, &sb.WorkspaceID, &sb.ProjectID, &sb.Provider, &sb.ProviderSandboxID, &kind,
 		&sb.TemplateID, &state, &intent, &pause, &end, &sb.Diagnostic, &created, &started, &paused, &ended,
 		&timeoutS, &expires, &sb.AutoPause, &sb.Resources.MilliCPU, &sb.Resources.MemoryMB, &gpuType, &gpuCount,
 		&gpuFraction, &envNames, &meta, &sb.BilledMicros, &set, &handle, &token, &updated, &sb.Hibernated, &sb.UnbilledNanos,
-		&sb.Resources.DiskMB, &sb.Preview.Public, &sb.Preview.LocalHost, &sb.Preview.NoWake, &ports)
+		&sb.Resources.DiskMB, &sb.Preview.Public, &sb.Preview.LocalHost, &sb.Preview.NoWake, &ports, &egress)
 	if err != nil {
 		return sb, err
 	}
@@ -339,6 +340,9 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 	}
 	if err := json.Unmarshal([]byte(ports), &sb.Ports); err != nil {
 		return sb, fmt.Errorf("sandbox %s ports: %w", sb.ID, err)
+	}
+	if sb.Egress, err = decodeEgress(egress); err != nil {
+		return sb, fmt.Errorf("sandbox %s egress: %w", sb.ID, err)
 	}
 	if handle != "" {
 		if err := json.Unmarshal([]byte(handle), &sb.Handle); err != nil {
@@ -402,4 +406,25 @@ func nonNilMap(m map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return m
+}
+
+// encodeEgress is an egress policy as its column holds it: JSON, or ”
+// for none.
+func encodeEgress(e *sbx.Egress) string {
+	if e == nil {
+		return ""
+	}
+	data, _ := json.Marshal(e)
+	return string(data)
+}
+
+func decodeEgress(s string) (*sbx.Egress, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var e sbx.Egress
+	if err := json.Unmarshal([]byte(s), &e); err != nil {
+		return nil, err
+	}
+	return &e, nil
 }

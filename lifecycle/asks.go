@@ -71,6 +71,7 @@ type Ask struct {
 	MemoryMB, DiskMB *int64
 	GPU              *sbx.GPURequest // a zero Count is 1, a zero Fraction 100
 	Env, Metadata    map[string]string
+	Egress           *sbx.Egress // nil: the template's default, else the server's
 	WaitReady        bool
 	AutoPause        bool
 	Preview          *PreviewAsk
@@ -143,6 +144,10 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	}
 	CheckPorts(&p, "ports", a.Ports)
 	req.Ports = a.Ports
+	if a.Egress != nil {
+		e := sbx.CheckEgress(&p, "egress", *a.Egress)
+		req.Egress = &e
+	}
 	return req, p.Err()
 }
 
@@ -171,6 +176,7 @@ type RuntimeChange struct {
 	Timeout     *int64 // seconds
 	Ports       *[]int
 	Env, Labels *map[string]string
+	Egress      *sbx.Egress
 }
 
 // CheckTemplate checks a template's name given in field.

@@ -24,7 +24,8 @@ type CreateRequest struct {
 	Env        map[string]string
 	Metadata   map[string]string
 	Resources  sbx.Resources
-	RuntimeID  string // when set, the sandbox becomes this runtime's current one (runtimes.go)
+	Egress     *sbx.Egress // checked (sbx.CheckEgress); nil: the template's default, else the server's (egress.go)
+	RuntimeID  string      // when set, the sandbox becomes this runtime's current one (runtimes.go)
 	// Once, when set, is the idempotency key the client sent: a retry
 	// finds the sandbox the first request made (CreateOnce).
 	Once *ledger.Once
@@ -116,6 +117,10 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if req.Resources.GPU != nil && !admits && !p.Capabilities().GPU {
 		return sbx.Sandbox{}, sbx.Errorf(sbx.EUnsupported, "provider %q does not offer GPUs", p.Name())
 	}
+	egress, err := m.createEgress(ctx, p, req)
+	if err != nil {
+		return sbx.Sandbox{}, err
+	}
 	now := m.clock.Now()
 	names := make([]string, 0, len(req.Env))
 	for k := range req.Env {
@@ -127,11 +132,14 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		Provider: p.Name(), ProviderSandboxID: newProviderID(), Kind: req.Kind, TemplateID: req.TemplateID,
 		State: creation.From, Intent: creation.Intent, CreatedAt: now, UpdatedAt: now,
 		Timeout: req.Timeout, AutoPause: req.AutoPause, Preview: req.Preview, Ports: req.Ports, Resources: req.Resources,
-		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now,
+		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now, Egress: egress,
 	}
 	spec := sbx.Spec{
 		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, Kind: sb.Kind,
 		Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken,
+	}
+	if egress != nil {
+		spec.Egress = *egress
 	}
 	if admits {
 		if err := admit.Admit(ctx, spec); err != nil {

@@ -32,6 +32,7 @@ type Config struct {
 	HibernateAfter  time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
 	RequireKYC      bool          // the KYC gate: creates need a verified org or user
 	Limits          Limits        // what one sandbox may ask for, and the defaults (asks.go)
+	Egress          EgressConfig  // the default egress policy and the modes a sandbox may have (egress.go)
 }
 
 // Manager drives sandboxes through their lifecycle: creates, transitions,

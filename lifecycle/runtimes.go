@@ -84,7 +84,7 @@ func (r *Runtimes) Start(ctx context.Context, c sbx.Caller, rt sbx.Runtime, star
 	}
 	sb, replayed, err := r.m.CreateOnce(ctx, c, CreateRequest{
 		TemplateID: rt.Config.TemplateID, Kind: sbx.KindRuntime, Timeout: timeout, WaitReady: true, Ports: rt.Config.Ports,
-		Env: env, Metadata: labels, Resources: r.m.StartResources(start.Resources), RuntimeID: rt.ID, Once: start.Once,
+		Env: env, Metadata: labels, Resources: r.m.StartResources(start.Resources), Egress: rt.Config.Egress, RuntimeID: rt.ID, Once: start.Once,
 	})
 	unlock()
 	if replayed && err == nil {
@@ -142,8 +142,17 @@ func (r *Runtimes) Configure(ctx context.Context, rt sbx.Runtime, ch RuntimeChan
 		CheckMetadata(&p, "labels", *v)
 		c.Labels = *v
 	}
+	if v := ch.Egress; v != nil {
+		e := sbx.CheckEgress(&p, "egress", *v)
+		c.Egress = &e
+	}
 	if err := p.Err(); err != nil {
 		return rt, err
+	}
+	if ch.Egress != nil {
+		if err := r.m.checkEgressMode(*c.Egress, "the runtime's configuration"); err != nil {
+			return rt, err
+		}
 	}
 	return r.store.SetRuntimeConfig(ctx, rt.OrgID, rt.WorkspaceID, rt.ID, c, r.m.clock.Now())
 }

@@ -177,6 +177,9 @@ func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration, 
 			return m.admitResume(ctx, sb)
 		},
 		call: func(ctx context.Context, p sbx.Provider, sb sbx.Sandbox) (any, error) {
+			if err := applyEgress(ctx, p, sb); err != nil {
+				return nil, err
+			}
 			return p.Resume(ctx, sb.Handle)
 		},
 		settle: func(sb *sbx.Sandbox, t sbx.Transition, result any) {

@@ -14,6 +14,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/local/gpu"
+	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/template"
 )
 
@@ -102,7 +103,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	}
 	netns := ""
 	if p.cfg.Network != nil {
-		a, err := p.cfg.Network.Attach(ctx, id, p.cfg.Egress)
+		a, err := p.cfg.Network.Attach(ctx, id, network.PolicyOf(spec.Egress))
 		if err != nil {
 			return sbx.Instance{}, err
 		}

@@ -42,8 +42,7 @@ type Config struct {
 	Runsc      string // the runsc binary
 	Runc       string // the runc binary, when Engine is runc; default runc on PATH
 	Templates  template.Store
-	Network    *network.Manager // each sandbox's network; nil runs sandboxes without one
-	Egress     network.Policy   // the egress policy of new sandboxes
+	Network    *network.Manager // each sandbox's network, which enforces its egress policy (egress.go); nil runs sandboxes without one
 	GPUs       *gpu.Placer      // nil: this host offers no GPUs
 	DiskMB     int64            // the cap of a sandbox's writable layer when its spec names none; default 10 GiB
 	WatchEvery time.Duration    // how often Watch looks for sandboxes that died; default 1 s

@@ -73,9 +73,18 @@ func newEngineProvider(t *testing.T, engine string) *Provider {
 
 // newInstanceProvider is newProvider with the given engine and instance.
 func newInstanceProvider(t *testing.T, engine string, in testenv.Instance) *Provider {
+	return newNetworkProvider(t, engine, in, network.Config{})
+}
+
+// newNetworkProvider is newInstanceProvider with a network configured as
+// cfg says (its pool, state and table are the instance's).
+func newNetworkProvider(t *testing.T, engine string, in testenv.Instance, cfg network.Config) *Provider {
 	dir := t.TempDir()
-	net, err := network.New(network.Config{Pool: in.Pool, StateDir: filepath.Join(dir, "network"),
-		Table: in.Name, Nameservers: []netip.Addr{}})
+	cfg.Pool, cfg.StateDir, cfg.Table = in.Pool, filepath.Join(dir, "network"), in.Name
+	if cfg.Nameservers == nil {
+		cfg.Nameservers = []netip.Addr{}
+	}
+	net, err := network.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +124,18 @@ func TestConformance(t *testing.T) {
 // create makes a sandbox with the given memory limit.
 func (p *Provider) create(t *testing.T, memoryMB int64) (string, sbx.Handle) {
 	t.Helper()
-	id := "t" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
-	in, err := p.Create(context.Background(), sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: id, TemplateID: "base",
-		Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: memoryMB}, Env: map[string]string{"GREETING": "hello"}})
+	spec := p.spec(memoryMB)
+	in, err := p.Create(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id, in.Handle
+	return spec.ProviderSandboxID, in.Handle
+}
+
+// spec is what create asks for: a new ID, the base template, the memory limit.
+func (p *Provider) spec(memoryMB int64) sbx.Spec {
+	return sbx.Spec{SandboxID: uuid.NewString(), ProviderSandboxID: "t" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12], TemplateID: "base",
+		Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: memoryMB}, Env: map[string]string{"GREETING": "hello"}}
 }
 
 // execIn runs a command in the sandbox with runsc directly (the agent comes later).

@@ -22,7 +22,9 @@ const MemoryName = "memory"
 // Memory is a provider for tests: its "compute" is a record per sandbox,
 // kept in memory or, with a state directory, in files that outlive the
 // process, so that a restarted server can adopt what an earlier one made.
-// Templates whose name starts with "fail-" fail to create.
+// Templates whose name starts with "fail-" fail to create. It is an
+// sbx.EgressSetter that records each sandbox's egress policy (Egress) and
+// enforces nothing: its compute has no network at all.
 type Memory struct {
 	opts    MemoryOptions
 	mu      sync.Mutex
@@ -42,6 +44,7 @@ type record struct {
 	ProviderID string             `json:"provider_id"`
 	Template   string             `json:"template"`
 	Status     sbx.InstanceStatus `json:"status"`
+	Egress     sbx.Egress         `json:"egress"`
 	Created    time.Time          `json:"created"`
 	Log        []sbx.LogLine      `json:"log"`
 }
@@ -77,7 +80,8 @@ func (m *Memory) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error
 	}
 	now := time.Now().UTC()
 	r := &record{SandboxID: spec.SandboxID, ProviderID: spec.ProviderSandboxID, Template: spec.TemplateID, Status: sbx.InstanceRunning, Created: now,
-		Log: []sbx.LogLine{{At: now, Source: "stdout", Line: "booted template " + spec.TemplateID}}}
+		Egress: spec.Egress,
+		Log:    []sbx.LogLine{{At: now, Source: "stdout", Line: "booted template " + spec.TemplateID}}}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, err := m.load(r.ProviderID); err == nil {
@@ -108,6 +112,38 @@ func (m *Memory) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error) {
 		return sbx.Handle{}, err
 	}
 	return r.instance().Handle, nil
+}
+
+// SetEgress implements sbx.EgressSetter: the policy is recorded, for
+// Egress, on a sandbox that runs, is paused or hibernated.
+func (m *Memory) SetEgress(ctx context.Context, h sbx.Handle, e sbx.Egress) error {
+	id, err := handleID(h)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, err := m.load(id)
+	if err != nil {
+		return err
+	}
+	if r.Status == sbx.InstanceDead {
+		return fmt.Errorf("sandbox %s is dead", id)
+	}
+	r.Egress = e
+	r.Log = append(r.Log, sbx.LogLine{At: time.Now().UTC(), Source: "stdout", Line: "egress policy: " + e.String()})
+	return m.save(r)
+}
+
+// Egress is the egress policy a sandbox was made with or last given.
+func (m *Memory) Egress(providerID string) (sbx.Egress, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, err := m.load(providerID)
+	if err != nil {
+		return sbx.Egress{}, err
+	}
+	return r.Egress, nil
 }
 
 // Kill implements sbx.Provider; killing what is gone is not an error.

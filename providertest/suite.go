@@ -41,6 +41,9 @@ func Run(t *testing.T, f Factory) {
 	if p := f.New(t); p.Capabilities().Hibernate {
 		t.Run("HibernateWake", func(t *testing.T) { testHibernate(t, f) })
 	}
+	if _, ok := f.New(t).(sbx.EgressSetter); ok {
+		t.Run("Egress", func(t *testing.T) { testEgress(t, f) })
+	}
 	t.Run("ConcurrentCreates", func(t *testing.T) { testConcurrent(t, f) })
 	t.Run("CanceledCreate", func(t *testing.T) { testCanceled(t, f) })
 	t.Run("BadHandle", func(t *testing.T) { testBadHandle(t, f) })
@@ -246,5 +249,52 @@ func testReopen(t *testing.T, f Factory) {
 	}
 	if _, ok := find(t, ctx, q, spec.SandboxID); ok {
 		t.Fatalf("sandbox %s survived Kill after reopening", spec.SandboxID)
+	}
+}
+
+// testEgress: an sbx.EgressSetter takes a policy at create and a new one
+// on a running, paused and (when it hibernates) hibernated sandbox, the
+// same one again too; a killed sandbox's is an error.
+func testEgress(t *testing.T, f Factory) {
+	p := f.New(t)
+	setter := p.(sbx.EgressSetter)
+	ctx := f.ctx(t)
+	spec := sbx.Spec{
+		SandboxID: uuid.NewString(), ProviderSandboxID: "conf" + uuid.NewString()[:8], TemplateID: f.Template, Kind: sbx.KindTask,
+		Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 256}, AccessToken: "token", Egress: sbx.Egress{Mode: sbx.EgressNone},
+	}
+	in, err := p.Create(ctx, spec)
+	if err != nil {
+		t.Fatalf("Create with egress none: %v", err)
+	}
+	allow := sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"203.0.113.0/24"}, Deny: []string{"203.0.113.7/32"}}
+	for range 2 {
+		if err := setter.SetEgress(ctx, in.Handle, allow); err != nil {
+			t.Fatalf("SetEgress on a running sandbox: %v", err)
+		}
+	}
+	if err := p.Pause(ctx, in.Handle); err != nil {
+		t.Fatal(err)
+	}
+	if err := setter.SetEgress(ctx, in.Handle, sbx.Egress{Mode: sbx.EgressInternet}); err != nil {
+		t.Fatalf("SetEgress on a paused sandbox: %v", err)
+	}
+	h := in.Handle
+	if hib, ok := p.(sbx.Hibernator); ok && p.Capabilities().Hibernate {
+		if err := hib.Hibernate(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if err := setter.SetEgress(ctx, h, allow); err != nil {
+			t.Fatalf("SetEgress on a hibernated sandbox: %v", err)
+		}
+	}
+	if h, err = p.Resume(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := setter.SetEgress(ctx, h, allow); err == nil {
+		t.Error("SetEgress on a killed sandbox succeeded")
 	}
 }

@@ -25,11 +25,14 @@ type LocalConfig struct {
 	Runc         string       // runc binary, for the runc engine; default runc on PATH
 	TemplatesDir string       // default <DataDir>/templates
 	Pool         netip.Prefix // sandbox addresses; default 10.201.0.0/16
-	DenyEgress   bool         // sandboxes reach nothing outside
-	GPUs         string       // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
-	DiskMB       int64        // writable layer cap of a sandbox whose create names none; default 10 GiB
-	MaxDiskMB    int64        // the largest cap a create may ask for; default DiskMB
-	Agent        string       // the sbx binary run as every sandbox's agent; default this executable
+	// Nameservers are the IPv4 nameservers sandboxes reach on port 53 and
+	// the host resolves egress policies' domain names with; default
+	// /etc/resolv.conf's.
+	Nameservers []netip.Addr
+	GPUs        string // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
+	DiskMB      int64  // writable layer cap of a sandbox whose create names none; default 10 GiB
+	MaxDiskMB   int64  // the largest cap a create may ask for; default DiskMB
+	Agent       string // the sbx binary run as every sandbox's agent; default this executable
 	// Name keeps this server's host resources apart from another's on the
 	// same host: it is the nftables table, the prefix of network namespaces
 	// (/run/netns/<name>-<id>) and the cgroup parent. Default "sbx". At
@@ -59,10 +62,12 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	}
 	// The network first: it claims the instance's name and pool on this
 	// host (refusing ones another instance holds) before anything is built.
-	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name})
+	net, err := network.New(network.Config{Pool: lc.Pool, StateDir: filepath.Join(cfg.DataDir, "network"), Table: lc.Name,
+		Nameservers: lc.Nameservers, Log: log})
 	if err != nil {
 		return nil, st, err
 	}
+	go net.KeepCurrent(ctx) // the addresses of egress policies' domain names, looked up again every 30 s
 	templates := template.Store{Dir: lc.TemplatesDir}
 	if _, err := templates.Current("base"); err != nil {
 		log.Info("first start: building the base template (debootstrap from the host's Debian mirror)", "dir", lc.TemplatesDir)
@@ -81,11 +86,11 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 		}
 	}
 	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: lc.Agent, Templates: templates, Network: net,
-		Egress: network.Policy{DenyAll: lc.DenyEgress}, GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, DiskReserve: lc.DiskReserve, CgroupParent: lc.Name})
+		GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, DiskReserve: lc.DiskReserve, CgroupParent: lc.Name})
 	if err != nil {
 		return nil, st, err
 	}
-	log.Info("local provider ready", "name", lc.Name, "engine", st.Name, "version", st.Version, "gpus", inv.String(), "deny_egress", lc.DenyEgress)
+	log.Info("local provider ready", "name", lc.Name, "engine", st.Name, "version", st.Version, "gpus", inv.String())
 	return p, st, nil
 }
 

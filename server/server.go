@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -46,10 +47,17 @@ type Config struct {
 	MeterInterval   time.Duration // how often running and paused sandboxes are settled; default 10s
 	InitialCredits  int64         // micro-credits the org made at first start gets; default DefaultInitialCredits
 	Local           LocalConfig   // the local gVisor provider, set up when it is the default provider
-	Providers       []sbx.Provider
-	Clock           sbx.Clock
-	Log             *slog.Logger
-	Out             io.Writer // where the first-start admin key is printed, if it is a terminal (else only where it is written)
+	// DenyEgress makes none the egress policy of a sandbox whose create,
+	// runtime and template name none, and, unless EgressModes says
+	// otherwise, the only mode a sandbox may have.
+	DenyEgress bool
+	// EgressModes are the egress modes a sandbox may have, whoever names
+	// its policy; nil: every mode (none only, with DenyEgress).
+	EgressModes []sbx.EgressMode
+	Providers   []sbx.Provider
+	Clock       sbx.Clock
+	Log         *slog.Logger
+	Out         io.Writer // where the first-start admin key is printed, if it is a terminal (else only where it is written)
 
 	// KYCOff is serve --kyc off: creating sandboxes needs no verified org or user.
 	KYCOff bool
@@ -117,6 +125,10 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := network.CheckName(cfg.Local.Name); err != nil {
 		return fmt.Errorf("--name: %w", err)
 	}
+	egress, err := egressConfig(cfg)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -156,7 +168,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	mgr := lifecycle.New(store, providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout,
-		HibernateAfter: cfg.HibernateAfter, RequireKYC: !cfg.KYCOff,
+		HibernateAfter: cfg.HibernateAfter, RequireKYC: !cfg.KYCOff, Egress: egress,
 		Limits: lifecycle.Limits{DefaultDiskMB: cfg.Local.DiskMB, MaxDiskMB: cfg.Local.MaxDiskMB}}, cfg.Clock, log)
 	if missingLocal != "" {
 		mgr.MarkMissing(local.Name, missingLocal)
@@ -293,6 +305,29 @@ func sshPublicAddr(cfg Config, addr *net.TCPAddr) (string, int, error) {
 		host = u.Hostname()
 	}
 	return host, addr.Port, nil
+}
+
+// egressConfig is the operator's word on egress: --deny-egress makes none
+// the default (and, without --egress-modes, the only mode); a default the
+// modes do not allow is refused, since every create that names no policy
+// would be.
+func egressConfig(cfg Config) (lifecycle.EgressConfig, error) {
+	e := lifecycle.EgressConfig{Default: sbx.EgressInternetPolicy, Modes: cfg.EgressModes}
+	if cfg.DenyEgress {
+		e.Default = sbx.Egress{Mode: sbx.EgressNone}
+		if e.Modes == nil {
+			e.Modes = []sbx.EgressMode{sbx.EgressNone}
+		}
+	}
+	for _, m := range e.Modes {
+		if !m.Valid() {
+			return e, fmt.Errorf("--egress-modes: %q is not an egress mode (internet, none or allow)", m)
+		}
+	}
+	if e.Modes != nil && !slices.Contains(e.Modes, e.Default.Mode) {
+		return e, fmt.Errorf("--egress-modes does not allow the default egress policy, %s: allow it, or make none the default with --deny-egress", e.Default.Mode)
+	}
+	return e, nil
 }
 
 func withDefaults(cfg Config) Config {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sbxdev/sbx"
 )
 
 // Recipes are the packages each built-in template adds to a Debian minbase.
@@ -34,11 +36,12 @@ const DefaultUser = "user"
 
 // DebianOptions say how to build a Debian template.
 type DebianOptions struct {
-	Suite    string   // default bookworm
-	Mirror   string   // default: the host's configured Debian mirror
-	Packages []string // default: the recipe of the template's name
-	StartCmd string   // started by the agent at each sandbox's boot; default none
-	User     string   // the default user, made if missing (the first with UID 1000) and given /workspace; default DefaultUser; root keeps root
+	Suite    string      // default bookworm
+	Mirror   string      // default: the host's configured Debian mirror
+	Packages []string    // default: the recipe of the template's name
+	StartCmd string      // started by the agent at each sandbox's boot; default none
+	User     string      // the default user, made if missing (the first with UID 1000) and given /workspace; default DefaultUser; root keeps root
+	Egress   *sbx.Egress // the default egress policy of its sandboxes; default none (the server's)
 }
 
 // BuildDebian builds a new version of template name as a Debian root made by
@@ -50,6 +53,10 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 		return Template{}, err
 	}
 	if err := CheckStartCmd(opts.StartCmd); err != nil {
+		return Template{}, err
+	}
+	egress, err := CheckEgress(opts.Egress)
+	if err != nil {
 		return Template{}, err
 	}
 	if opts.Suite == "" {
@@ -83,7 +90,7 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	}
 	now := time.Now().UTC()
 	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: opts.Packages,
-		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror), StartCmd: opts.StartCmd, Recipe: RecipeRevision}
+		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror), StartCmd: opts.StartCmd, Recipe: RecipeRevision, Egress: egress}
 	if opts.User != "root" {
 		t.User = opts.User
 	}

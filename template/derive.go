@@ -7,29 +7,48 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/sbxdev/sbx"
 )
 
 // Derive makes a new version of the template name from the current version
 // of template from: the same root tree, hard-linked (templates are never
-// changed, so they can share their files), and its default user, with its
-// own start command. It
-// is how a start command is put on a built template without building it
-// again.
+// changed, so they can share their files), and its default user and egress
+// policy, with its own start command. It is how a start command is put on a
+// built template without building it again.
 func (s Store) Derive(name, from, startCmd string) (Template, error) {
+	return s.DeriveWith(name, from, DeriveOptions{StartCmd: startCmd})
+}
+
+// DeriveOptions say what a derived template has of its own.
+type DeriveOptions struct {
+	StartCmd string      // its start command; default none
+	Egress   *sbx.Egress // its sandboxes' default egress policy; default the source's
+}
+
+// DeriveWith is Derive with a default egress policy of its own too.
+func (s Store) DeriveWith(name, from string, opts DeriveOptions) (Template, error) {
 	if err := CheckName(name); err != nil {
 		return Template{}, err
 	}
-	if err := CheckStartCmd(startCmd); err != nil {
+	if err := CheckStartCmd(opts.StartCmd); err != nil {
+		return Template{}, err
+	}
+	egress, err := CheckEgress(opts.Egress)
+	if err != nil {
 		return Template{}, err
 	}
 	src, err := s.Current(from)
 	if err != nil {
 		return Template{}, err
 	}
+	if egress == nil {
+		egress = src.Egress
+	}
 	now := time.Now().UTC()
 	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: src.Packages,
-		Source: fmt.Sprintf("template %s version %s (%s)", src.Name, src.Version, src.Source), StartCmd: startCmd,
-		User: src.User, Recipe: src.Recipe}
+		Source: fmt.Sprintf("template %s version %s (%s)", src.Name, src.Version, src.Source), StartCmd: opts.StartCmd,
+		User: src.User, Recipe: src.Recipe, Egress: egress}
 	if err := os.MkdirAll(filepath.Join(s.Dir, name), 0o755); err != nil {
 		return t, err
 	}

@@ -18,14 +18,16 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sbxdev/sbx"
 )
 
 // OCIOptions say where and how to pull an image template.
 type OCIOptions struct {
-	Username, Password string // registry credentials; else the Docker config's, else anonymous
-	Insecure           bool   // allow plain HTTP registries
-	StartCmd           string // started by the agent at each sandbox's boot; default none, never the image's CMD
-	User               string // the default user of its sandboxes; default the image's configured User (none: root)
+	Username, Password string      // registry credentials; else the Docker config's, else anonymous
+	Insecure           bool        // allow plain HTTP registries
+	StartCmd           string      // started by the agent at each sandbox's boot; default none, never the image's CMD
+	User               string      // the default user of its sandboxes; default the image's configured User (none: root)
+	Egress             *sbx.Egress // the default egress policy of its sandboxes; default none (the server's)
 }
 
 // BuildOCI builds a new version of template name from an OCI image: it pulls
@@ -41,6 +43,10 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 		return Template{}, err
 	}
 	if err := CheckUser(opts.User); err != nil {
+		return Template{}, err
+	}
+	egress, err := CheckEgress(opts.Egress)
+	if err != nil {
 		return Template{}, err
 	}
 	var nameOpts []name.Option
@@ -76,7 +82,7 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 	}
 	now := time.Now().UTC()
 	t := Template{Name: tmplName, Version: now.Format("20060102T150405.000000Z"), Created: now,
-		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest), StartCmd: opts.StartCmd, User: user}
+		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest), StartCmd: opts.StartCmd, User: user, Egress: egress}
 	if t.User == "root" || t.User == "0" {
 		t.User = ""
 	}

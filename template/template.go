@@ -21,15 +21,18 @@ import (
 
 // Template is one built version of a template.
 type Template struct {
-	Name     string    `json:"name"`
-	Version  string    `json:"version"`
-	Source   string    `json:"source"` // e.g. "debian bookworm from http://deb.debian.org/debian"
-	Packages []string  `json:"packages,omitempty"`
-	StartCmd string    `json:"startCmd,omitempty"` // started in the background by the agent when a sandbox boots
-	User     string    `json:"user,omitempty"`     // the default user of commands, PTYs and new files in its sandboxes; empty: root
-	Recipe   int       `json:"recipe,omitempty"`   // the RecipeRevision a Debian build was made with
-	Created  time.Time `json:"created"`
-	Dir      string    `json:"-"` // the version directory
+	Name     string   `json:"name"`
+	Version  string   `json:"version"`
+	Source   string   `json:"source"` // e.g. "debian bookworm from http://deb.debian.org/debian"
+	Packages []string `json:"packages,omitempty"`
+	StartCmd string   `json:"startCmd,omitempty"` // started in the background by the agent when a sandbox boots
+	User     string   `json:"user,omitempty"`     // the default user of commands, PTYs and new files in its sandboxes; empty: root
+	Recipe   int      `json:"recipe,omitempty"`   // the RecipeRevision a Debian build was made with
+	// Egress is the default egress policy of its sandboxes: what a create
+	// that names none gets (checked by sbx.CheckEgress when built).
+	Egress  *sbx.Egress `json:"egress,omitempty"`
+	Created time.Time   `json:"created"`
+	Dir     string      `json:"-"` // the version directory
 }
 
 // Rootfs is the template's root tree.
@@ -44,6 +47,20 @@ func CheckName(name string) error {
 		return fmt.Errorf("template name %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", name)
 	}
 	return nil
+}
+
+// CheckEgress checks a template's default egress policy (nil: none) with
+// sbx.CheckEgress, and answers it as that writes it.
+func CheckEgress(e *sbx.Egress) (*sbx.Egress, error) {
+	if e == nil {
+		return nil, nil
+	}
+	var p sbx.Problems
+	checked := sbx.CheckEgress(&p, "egress", *e)
+	if err := p.Err(); err != nil {
+		return nil, fmt.Errorf("the default egress policy: %s", sbx.ErrorMessage(err))
+	}
+	return &checked, nil
 }
 
 // maxStartCmd bounds a start command, well under the 128 KiB that Linux

@@ -3,6 +3,7 @@ package template
 import (
 	"context"
 	"errors"
+	"github.com/sbxdev/sbx"
 	"io"
 	"os"
 	"os/exec"
@@ -225,5 +226,42 @@ func TestDeriveGivesATemplateAStartCommand(t *testing.T) {
 	}
 	if _, err := s.Derive("other", "missing", ""); err == nil || !strings.Contains(err.Error(), "not built") {
 		t.Errorf("deriving from a missing template: %v", err)
+	}
+}
+
+// A template may carry its sandboxes' default egress policy, checked and
+// written as sbx.CheckEgress writes it; a derived template keeps its
+// source's unless it names its own.
+func TestTemplateEgress(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	building := filepath.Join(s.Dir, "src-building")
+	if err := os.MkdirAll(filepath.Join(building, "rootfs", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(s.Dir, "src"), 0o755)
+	if _, err := s.publish(Template{Name: "src", Version: "v1", Source: "test"}, building); err != nil {
+		t.Fatal(err)
+	}
+	allow := &sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"Example.com.", "203.0.113.7"}}
+	if _, err := s.DeriveWith("locked", "src", DeriveOptions{Egress: allow}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := s.Current("locked")
+	want := sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"example.com", "203.0.113.7/32"}}
+	if err != nil || cur.Egress == nil || !cur.Egress.Equal(want) {
+		t.Fatalf("locked: %+v, %v; want egress %+v", cur.Egress, err, want)
+	}
+	if _, err := s.Derive("child", "locked", "true"); err != nil {
+		t.Fatal(err)
+	}
+	if child, _ := s.Current("child"); child.Egress == nil || !child.Egress.Equal(want) {
+		t.Errorf("the derived template's egress = %+v; want its source's", child.Egress)
+	}
+	if plain, _ := s.Current("src"); plain.Egress != nil {
+		t.Errorf("a template built without one has egress %+v", plain.Egress)
+	}
+	_, err = s.DeriveWith("bad", "src", DeriveOptions{Egress: &sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"10.0.0.1"}}})
+	if err == nil || !strings.Contains(err.Error(), "egress.allow[0]: 10.0.0.1/32 is within 10.0.0.0/8 (private)") {
+		t.Errorf("a private allow: %v", err)
 	}
 }

@@ -95,12 +95,13 @@ func attach(t *testing.T, m *Manager, name string, p Policy) Attachment {
 }
 
 // The world is an outside namespace connected to the host by a veth. It
-// stands for the internet at worldPublic and for a private network at
-// worldPrivate; the host end has worldHost and 10.233.0.2. Listeners on
-// ports 80 and 53 tell each client the source address they see; port 7
-// echoes.
+// stands for the internet at worldPublic and worldPublic2 and for a private
+// network at worldPrivate; the host end has worldHost and 10.233.0.2.
+// Listeners on ports 80 and 53 tell each client the source address they
+// see; port 7 echoes.
 var (
 	worldPublic  = netip.MustParseAddr("198.51.100.1")
+	worldPublic2 = netip.MustParseAddr("198.51.100.3")
 	worldPrivate = netip.MustParseAddr("10.233.0.1")
 	worldHost    = netip.MustParseAddr("198.51.100.2")
 )
@@ -129,6 +130,7 @@ func newWorld(t *testing.T, pool netip.Prefix) string {
 	eth, err := h.LinkByName("eth0")
 	check(t, err)
 	check(t, h.AddrAdd(eth, addr(netip.PrefixFrom(worldPublic, 24))))
+	check(t, h.AddrAdd(eth, addr(netip.PrefixFrom(worldPublic2, 24))))
 	check(t, h.AddrAdd(eth, addr(netip.PrefixFrom(worldPrivate, 24))))
 	check(t, h.LinkSetUp(eth))
 	check(t, h.RouteAdd(&netlink.Route{LinkIndex: eth.Attrs().Index, Dst: addr(pool).IPNet, Gw: worldHost.AsSlice()}))

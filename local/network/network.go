@@ -2,10 +2,10 @@
 // namespace (/run/netns/<table>-<id>) holding one end of a veth pair, named eth0,
 // with an IPv4 address from a /30 of a pool; the host end is the sandbox's
 // gateway. One nftables table (family inet) NATs the pool to the outside and
-// enforces each sandbox's egress policy: the internet is allowed, private,
-// link-local, loopback and reserved ranges, other sandboxes and the host
-// itself are not, unless the policy allows them; DenyAll allows nothing but
-// the policy's allow-list.
+// enforces each sandbox's egress policy (Policy): the internet, nothing, or
+// an allow-list, less a deny-list; private, link-local, loopback and
+// reserved ranges, other sandboxes and the host itself never. Domain names
+// in a policy are resolved on the host and kept current (resolve.go).
 //
 // The Manager records each attachment as a JSON file in its state directory.
 // The nftables table is derived from those records and replaced atomically on
@@ -17,13 +17,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Config configures a Manager. Only StateDir is required.
@@ -38,9 +42,24 @@ type Config struct {
 	Table string
 
 	// Nameservers may be reached on port 53 (udp and tcp) by every sandbox
-	// without DenyAll, even on private addresses. Default: the IPv4
-	// nameservers in /etc/resolv.conf.
+	// without DenyAll (and by those whose allow-list names a domain), even
+	// on private addresses. Default: the IPv4 nameservers in
+	// /etc/resolv.conf.
 	Nameservers []netip.Addr
+
+	// Resolver looks up the domain names of policies; default: the
+	// host's own (/etc/hosts, then the nameservers of /etc/resolv.conf),
+	// asking Nameservers instead when they are given.
+	Resolver Resolver
+	// ResolveEvery is how often KeepCurrent looks the names up again;
+	// default 30 s.
+	ResolveEvery time.Duration
+	// ResolveLinger is how long an address a name no longer resolves to
+	// stays in the sandbox's sets, for the clients that still hold it in a
+	// cache; default 5 minutes.
+	ResolveLinger time.Duration
+	// Log is where failed lookups are told; default nowhere.
+	Log *slog.Logger
 }
 
 // Attachment is a sandbox's network.
@@ -51,6 +70,9 @@ type Attachment struct {
 	Addr    netip.Prefix // the sandbox's address, with its /30 prefix length
 	Gateway netip.Addr   // the host end's address
 	Policy  Policy
+	// Resolved are the addresses the policy's names resolve to, by name:
+	// what its sets hold for them.
+	Resolved map[string][]Resolved `json:",omitempty"`
 }
 
 // Manager attaches sandboxes to the network. It is safe for concurrent use.
@@ -130,6 +152,7 @@ func withDefaults(cfg Config) (Config, error) {
 	if !validTable.MatchString(cfg.Table) {
 		return cfg, fmt.Errorf("network: table name %q: want letters, digits and _ only", cfg.Table)
 	}
+	explicit := len(cfg.Nameservers) > 0
 	if cfg.Nameservers == nil {
 		ns, err := resolvConfNameservers("/etc/resolv.conf")
 		if err != nil {
@@ -146,6 +169,22 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	slices.SortFunc(servers, netip.Addr.Compare)
 	cfg.Nameservers = slices.Compact(servers)
+	switch {
+	case cfg.Resolver != nil:
+	case explicit:
+		cfg.Resolver = askNameservers(cfg.Nameservers)
+	default:
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.ResolveEvery <= 0 {
+		cfg.ResolveEvery = 30 * time.Second
+	}
+	if cfg.ResolveLinger <= 0 {
+		cfg.ResolveLinger = 5 * time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	return cfg, nil
 }
 
@@ -157,17 +196,17 @@ func enableForwarding() error {
 }
 
 // Attach allocates a /30 from the pool, creates the sandbox's namespace and
-// veth pair, configures both ends, installs the sandbox's egress rules,
-// records the attachment and returns it. On failure it undoes what it did.
+// veth pair, configures both ends, installs the sandbox's egress rules
+// (with the addresses its policy's names resolve to now), records the
+// attachment and returns it. On failure it undoes what it did.
 func (m *Manager) Attach(ctx context.Context, id string, p Policy) (Attachment, error) {
 	if !validID.MatchString(id) {
 		return Attachment{}, fmt.Errorf("network: invalid sandbox ID %q: want %s", id, validID)
 	}
-	allow, err := normalizeAllow(p.Allow)
-	if err != nil {
+	if err := p.check(); err != nil {
 		return Attachment{}, err
 	}
-	p.Allow = allow
+	resolved := m.merge(p, nil, m.lookup(ctx, p.names()))
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -179,12 +218,13 @@ func (m *Manager) Attach(ctx context.Context, id string, p Policy) (Attachment, 
 		return Attachment{}, err
 	}
 	a := Attachment{
-		ID:      id,
-		Netns:   m.netns(id),
-		HostIf:  hostIfName(m.cfg.Table, id),
-		Addr:    addr,
-		Gateway: gw,
-		Policy:  p,
+		ID:       id,
+		Netns:    m.netns(id),
+		HostIf:   hostIfName(m.cfg.Table, id),
+		Addr:     addr,
+		Gateway:  gw,
+		Policy:   p,
+		Resolved: resolved,
 	}
 	if _, err := os.Lstat(a.Netns); err == nil {
 		return Attachment{}, fmt.Errorf("network: attach %s: namespace %s already exists; Detach removes it", id, a.Netns)
@@ -278,6 +318,54 @@ func (m *Manager) List() ([]Attachment, error) {
 // netns is the path of a sandbox's namespace, named after the table so that
 // managers with different tables never take each other's for orphans.
 func (m *Manager) netns(id string) string { return filepath.Join(netnsDir, m.cfg.Table+"-"+id) }
+
+// SetPolicy replaces an attached sandbox's policy: its set elements are
+// swapped in one transaction, at once (the addresses of the new policy's
+// names looked up first), and the record rewritten. The policy the
+// sandbox has already changes nothing, and looks nothing up.
+func (m *Manager) SetPolicy(ctx context.Context, id string, p Policy) error {
+	if !validID.MatchString(id) {
+		return fmt.Errorf("network: invalid sandbox ID %q: want %s", id, validID)
+	}
+	if err := p.check(); err != nil {
+		return err
+	}
+	if a, ok := m.Get(id); ok && reflect.DeepEqual(a.Policy, p) {
+		return nil
+	}
+	fresh := m.lookup(ctx, p.names()) // without the lock: lookups wait on the network
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.attached[id]
+	if !ok {
+		return fmt.Errorf("network: set the policy of %s: it is not attached", id)
+	}
+	b := a
+	b.Policy, b.Resolved = p, m.merge(p, a.Resolved, fresh)
+	if err := m.replace(ctx, a, b); err != nil {
+		return fmt.Errorf("network: set the policy of %s: %w", id, err)
+	}
+	return nil
+}
+
+// replace turns attachment a into b: its set elements in the table (one
+// transaction, or the whole table again should that fail), m's map and
+// its record. m.mu is held.
+func (m *Manager) replace(ctx context.Context, a, b Attachment) error {
+	if reflect.DeepEqual(a, b) {
+		return nil
+	}
+	m.attached[b.ID] = b
+	if script := m.change(elements(a), elements(b)); script != "" {
+		if err := m.nft(ctx, script); err != nil {
+			if err := m.syncRules(ctx); err != nil {
+				m.attached[a.ID] = a
+				return err
+			}
+		}
+	}
+	return saveRecord(m.cfg.StateDir, b)
+}
 
 // Get returns the recorded attachment of a sandbox.
 func (m *Manager) Get(id string) (Attachment, bool) {

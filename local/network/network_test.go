@@ -1,8 +1,11 @@
 package network
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -14,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
@@ -55,24 +60,198 @@ func TestOnlyTheHostConnectsIntoASandbox(t *testing.T) {
 	dropped(t, world, a.Addr.Addr(), port)
 }
 
-func TestDenyAllAndAllow(t *testing.T) {
+// None reaches nothing, not even the nameserver; an allow-list reaches what
+// it names (and the nameserver only when it names a domain), never a
+// private range or another sandbox, whatever it names; a deny-list wins.
+func TestPolicies(t *testing.T) {
 	cfg := testConfig(t, "10.231.3.0/24")
 	m := newManager(t, cfg)
 	newWorld(t, cfg.Pool)
-	denied := attach(t, m, "deny", Policy{DenyAll: true})
-	allowed := attach(t, m, "deny-allow", Policy{DenyAll: true, Allow: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}})
-	private := attach(t, m, "allow-private", Policy{Allow: []netip.Prefix{
+	none := attach(t, m, "none", Policy{DenyAll: true})
+	allowed := attach(t, m, "allow", Policy{DenyAll: true, Allow: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}})
+	private := attach(t, m, "allow-private", Policy{DenyAll: true, Allow: []netip.Prefix{
 		netip.MustParsePrefix("10.233.0.0/16"), netip.MustParsePrefix("10.233.0.1/32"), // overlapping
-		denied.Addr.Masked(), // another sandbox, whose replies pass though it is denied all
+		none.Addr.Masked(), // another sandbox
 	}})
-	deniedPort := listen(t, denied.Netns, "0.0.0.0:0")
+	denied := attach(t, m, "deny", Policy{Deny: []netip.Prefix{netip.PrefixFrom(worldPublic, 32)}})
+	allowDenied := attach(t, m, "allow-deny", Policy{DenyAll: true, Allow: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")},
+		Deny: []netip.Prefix{netip.PrefixFrom(worldPublic2, 32)}})
+	nonePort := listen(t, none.Netns, "0.0.0.0:0")
 
-	dropped(t, denied.Netns, worldPublic, 80)
-	dropped(t, denied.Netns, worldPrivate, 53) // not even the nameserver
+	dropped(t, none.Netns, worldPublic, 80)
+	dropped(t, none.Netns, worldPrivate, 53) // not even the nameserver
 	reach(t, allowed.Netns, worldPublic, 80)
-	dropped(t, allowed.Netns, worldPrivate, 53)
-	reach(t, private.Netns, worldPrivate, 80)
-	reach(t, private.Netns, denied.Addr.Addr(), deniedPort)
+	reach(t, allowed.Netns, worldPublic2, 80)
+	dropped(t, allowed.Netns, worldPrivate, 53) // names no domain: no DNS
+	dropped(t, private.Netns, worldPrivate, 80)
+	dropped(t, private.Netns, none.Addr.Addr(), nonePort)
+	dropped(t, denied.Netns, worldPublic, 80)
+	reach(t, denied.Netns, worldPublic2, 80)
+	reach(t, denied.Netns, worldPrivate, 53) // the internet's DNS
+	reach(t, allowDenied.Netns, worldPublic, 80)
+	dropped(t, allowDenied.Netns, worldPublic2, 80)
+}
+
+// A change of policy takes effect at once, on the connections already
+// open too; one the new policy allows again reaches again.
+func TestSetPolicyTakesEffectAtOnce(t *testing.T) {
+	cfg := testConfig(t, "10.231.12.0/24")
+	m := newManager(t, cfg)
+	newWorld(t, cfg.Pool)
+	a := attach(t, m, "change", Policy{})
+	conn, err := connect(a.Netns, worldPublic, 7)
+	check(t, err)
+	defer conn.Close()
+	echoes := func() error {
+		check(t, conn.SetDeadline(time.Now().Add(dialTimeout)))
+		buf := []byte("ping")
+		if _, err := conn.Write(buf); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(conn, buf)
+		return err
+	}
+	check(t, echoes())
+
+	check(t, m.SetPolicy(t.Context(), a.ID, Policy{DenyAll: true}))
+	dropped(t, a.Netns, worldPublic, 80)
+	dropped(t, a.Netns, worldPrivate, 53)
+	if err := echoes(); err == nil {
+		t.Error("a connection opened before the change to none still echoes")
+	}
+	check(t, m.SetPolicy(t.Context(), a.ID, Policy{DenyAll: true, Allow: []netip.Prefix{netip.PrefixFrom(worldPublic2, 32)}}))
+	dropped(t, a.Netns, worldPublic, 80)
+	reach(t, a.Netns, worldPublic2, 80)
+	check(t, m.SetPolicy(t.Context(), a.ID, Policy{Deny: []netip.Prefix{netip.PrefixFrom(worldPublic2, 32)}}))
+	reach(t, a.Netns, worldPublic, 80)
+	dropped(t, a.Netns, worldPublic2, 80)
+	if got, _ := m.Get(a.ID); !reflect.DeepEqual(got.Policy, Policy{Deny: []netip.Prefix{netip.PrefixFrom(worldPublic2, 32)}}) {
+		t.Errorf("Get's policy = %+v", got.Policy)
+	}
+	restarted, err := New(cfg)
+	check(t, err)
+	if got, _ := restarted.Get(a.ID); !reflect.DeepEqual(got.Policy, Policy{Deny: []netip.Prefix{netip.PrefixFrom(worldPublic2, 32)}}) {
+		t.Errorf("after a restart, the policy is %+v", got.Policy)
+	}
+	dropped(t, a.Netns, worldPublic2, 80)
+
+	if err := m.SetPolicy(t.Context(), sandboxID("never-attached"), Policy{}); err == nil || !strings.Contains(err.Error(), "not attached") {
+		t.Errorf("SetPolicy of a sandbox never attached: %v", err)
+	}
+	if err := m.SetPolicy(t.Context(), a.ID, Policy{DenyAll: true, Allow: []netip.Prefix{netip.MustParsePrefix("fd00::/8")}}); err == nil {
+		t.Error("SetPolicy took an IPv6 prefix")
+	}
+}
+
+// names is a Resolver for tests: what each name resolves to, changed as
+// a test goes; a name it does not hold does not exist.
+type names struct {
+	mu    sync.Mutex
+	addrs map[string][]netip.Addr
+	fail  bool
+}
+
+func (n *names) set(name string, addrs ...netip.Addr) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.addrs[name] = addrs
+}
+
+func (n *names) failing(fail bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.fail = fail
+}
+
+func (n *names) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if network != "ip4" {
+		return nil, fmt.Errorf("looked up %s for %s; want ip4", network, host)
+	}
+	if n.fail {
+		return nil, &net.DNSError{Err: "server misbehaving", Name: host, IsTemporary: true}
+	}
+	addrs, ok := n.addrs[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return addrs, nil
+}
+
+// Names on a policy stand for the addresses the host resolves them to, at
+// attach and again at every refresh: an allowed name is reached (with the
+// nameserver), a denied one is not; a name that moves is followed, its old
+// address kept while it lingers; a failed lookup changes nothing; a name
+// that stops existing goes once its addresses linger no more.
+func TestNamesAreResolvedAndKeptCurrent(t *testing.T) {
+	cfg := testConfig(t, "10.231.13.0/24")
+	dns := &names{addrs: map[string][]netip.Addr{"world.test": {worldPublic}, "bad.test": {worldPublic}}}
+	cfg.Resolver, cfg.ResolveLinger = dns, time.Hour
+	m := newManager(t, cfg)
+	newWorld(t, cfg.Pool)
+	allowed := attach(t, m, "names-allow", PolicyOf(sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"world.test"}}))
+	denied := attach(t, m, "names-deny", PolicyOf(sbx.Egress{Mode: sbx.EgressInternet, Deny: []string{"bad.test"}}))
+
+	reach(t, allowed.Netns, worldPublic, 80)
+	dropped(t, allowed.Netns, worldPublic2, 80)
+	reach(t, allowed.Netns, worldPrivate, 53) // to find the name's addresses
+	dropped(t, denied.Netns, worldPublic, 80)
+	reach(t, denied.Netns, worldPublic2, 80)
+
+	dns.set("world.test", worldPublic2)
+	dns.set("bad.test", worldPublic2)
+	check(t, m.Refresh(t.Context()))
+	reach(t, allowed.Netns, worldPublic2, 80)
+	reach(t, allowed.Netns, worldPublic, 80) // lingers
+	dropped(t, denied.Netns, worldPublic2, 80)
+	dropped(t, denied.Netns, worldPublic, 80) // lingers too
+
+	m.cfg.ResolveLinger = time.Nanosecond
+	dns.failing(true)
+	check(t, m.Refresh(t.Context()))
+	reach(t, allowed.Netns, worldPublic, 80)  // a failed lookup takes nothing away…
+	dropped(t, denied.Netns, worldPublic, 80) // …and opens nothing
+
+	dns.failing(false)
+	check(t, m.Refresh(t.Context()))
+	dropped(t, allowed.Netns, worldPublic, 80) // lingered long enough
+	reach(t, allowed.Netns, worldPublic2, 80)
+	reach(t, denied.Netns, worldPublic, 80)
+	dropped(t, denied.Netns, worldPublic2, 80)
+	if got, _ := m.Get(allowed.ID); len(got.Resolved["world.test"]) != 1 || got.Resolved["world.test"][0].Addr != worldPublic2 {
+		t.Errorf("world.test resolved to %+v; want %s", got.Resolved, worldPublic2)
+	}
+
+	restarted, err := New(cfg) // the record holds what the names resolved to
+	check(t, err)
+	if got, _ := restarted.Get(allowed.ID); len(got.Resolved["world.test"]) != 1 {
+		t.Errorf("after a restart, world.test resolves to %+v", got.Resolved)
+	}
+	reach(t, allowed.Netns, worldPublic2, 80)
+
+	dns.set("world.test") // exists, with no address
+	delete(dns.addrs, "bad.test")
+	check(t, m.Refresh(t.Context()))
+	dropped(t, allowed.Netns, worldPublic2, 80)
+	reach(t, denied.Netns, worldPublic2, 80)
+
+	// KeepCurrent refreshes on its own.
+	m.cfg.ResolveEvery = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(t.Context())
+	kept := make(chan struct{})
+	defer func() { cancel(); <-kept }()
+	go func() { m.KeepCurrent(ctx); close(kept) }()
+	dns.set("world.test", worldPublic)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := dial(allowed.Netns, worldPublic, 80); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("KeepCurrent did not follow world.test to its new address")
+		}
+	}
 }
 
 // Attaches add to the table, detaches and restarts replace it; established
@@ -277,7 +456,7 @@ func TestAttachRejectsBadInput(t *testing.T) {
 		}
 	}
 	_, err := m.Attach(t.Context(), sandboxID("v6"), Policy{Allow: []netip.Prefix{netip.MustParsePrefix("fd00::/8")}})
-	if err == nil || !strings.Contains(err.Error(), "allow fd00::/8: want an IPv4 prefix") {
+	if err == nil || !strings.Contains(err.Error(), "policy entry fd00::/8: want an IPv4 prefix") {
 		t.Errorf("Attach with an IPv6 allow: %v; want an error naming it", err)
 	}
 	attach(t, m, "twice", Policy{})
@@ -313,5 +492,21 @@ func TestAttachReinstallsAMissingTable(t *testing.T) {
 		if !strings.Contains(string(out), `"`+iface+`"`) {
 			t.Errorf("the table lacks %s:\n%s", iface, out)
 		}
+	}
+}
+
+// With nameservers given, the host asks them for a policy's names (after
+// /etc/hosts), over DNS.
+func TestNameserversResolveNames(t *testing.T) {
+	cfg := testConfig(t, "10.231.14.0/24") // its nameserver: worldPrivate
+	m := newManager(t, cfg)
+	world := newWorld(t, cfg.Pool)
+	(&testenv.Outside{Name: filepath.Base(world)}).ServeDNS(t, netip.AddrPortFrom(worldPrivate, 53).String(),
+		map[string][]netip.Addr{"world.test": {worldPublic2}})
+	a := attach(t, m, "nameservers", PolicyOf(sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"world.test", "nowhere.test"}}))
+	reach(t, a.Netns, worldPublic2, 80)
+	dropped(t, a.Netns, worldPublic, 80)
+	if got, _ := m.Get(a.ID); len(got.Resolved) != 1 || len(got.Resolved["world.test"]) != 1 {
+		t.Errorf("resolved %+v; want world.test's one address", got.Resolved)
 	}
 }

@@ -13,27 +13,26 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+
+	"github.com/sbxdev/sbx"
 )
 
 // The nftables table is a function of the config and the attachments: a
 // start or a detach renders it whole and replaces it in one transaction
 // (`nft -f`), so the rules always match the records and are never briefly
-// absent; an attach only adds its set elements.
-// Conntrack entries, and so established connections and their NAT, survive.
+// absent; an attach only adds its set elements, and a change of a
+// sandbox's policy (or of the addresses its names resolve to) swaps its
+// elements, in one transaction too.
+//
+// A sandbox's policy is checked for every packet it sends in a
+// connection's original direction, not only for the first: a change takes
+// effect at once, and a connection the new policy does not allow stops
+// passing. Conntrack entries, and so the connections a policy still allows
+// and their NAT, survive every change.
 
-// blocked are the destinations a sandbox may not reach unless its policy
-// allows them; so is the pool, by a rule of its own (it may overlap these).
-var blocked = []string{
-	"0.0.0.0/8",      // "this" network
-	"10.0.0.0/8",     // private
-	"100.64.0.0/10",  // carrier-grade NAT
-	"127.0.0.0/8",    // loopback
-	"169.254.0.0/16", // link-local, cloud metadata (169.254.169.254) included
-	"172.16.0.0/12",  // private
-	"192.168.0.0/16", // private
-	"224.0.0.0/4",    // multicast
-	"240.0.0.0/4",    // reserved, broadcast included
-}
+// blocked are the destinations no sandbox reaches, whatever its policy;
+// so is the pool, by a rule of its own (it may overlap these).
+var blocked = sbx.EgressUnreachable()
 
 var rulesetTemplate = template.Must(template.New("ruleset").Funcs(template.FuncMap{
 	"elements": func(xs []string) string {
@@ -45,9 +44,11 @@ var rulesetTemplate = template.Must(template.New("ruleset").Funcs(template.FuncM
 }).Parse(`table inet {{.Table}} {}
 delete table inet {{.Table}}
 table inet {{.Table}} {
-	set sandboxes { type ifname; {{elements .Sandboxes}} }
-	set deny_all { type ifname; {{elements .DenyAll}} }
-	set allow { type ifname . ipv4_addr; flags interval; {{elements .Allow}} }
+	set sandboxes { type ifname; {{elements .Sets.sandboxes}} }
+	set deny_all { type ifname; {{elements .Sets.deny_all}} }
+	set dns { type ifname; {{elements .Sets.dns}} }
+	set allow { type ifname . ipv4_addr; flags interval; {{elements .Sets.allow}} }
+	set deny { type ifname . ipv4_addr; flags interval; {{elements .Sets.deny}} }
 	set nameservers { type ipv4_addr; {{elements .Nameservers}} }
 	set blocked { type ipv4_addr; flags interval; {{elements .Blocked}} }
 
@@ -59,15 +60,18 @@ table inet {{.Table}} {
 		oifname @sandboxes drop
 	}
 
-	# What a sandbox may send through the host.
+	# What a sandbox may send through the host: every packet of the
+	# connections it opens is checked against its policy as it is now.
 	chain egress {
 		meta nfproto ipv6 drop
-		ct state established,related accept
-		iifname . ip daddr @allow accept
-		iifname @deny_all drop
-		ip daddr @nameservers meta l4proto { tcp, udp } th dport 53 accept
+		ct direction reply accept
+		ct state related accept
+		iifname . ip daddr @deny drop
+		iifname @dns ip daddr @nameservers meta l4proto { tcp, udp } th dport 53 accept
 		ip daddr {{.Pool}} drop # other sandboxes, and unused pool addresses
 		ip daddr @blocked drop
+		iifname . ip daddr @allow accept
+		iifname @deny_all drop
 	}
 
 	# To the host itself a sandbox only replies: the host connects into a sandbox, not the other way.
@@ -84,23 +88,28 @@ table inet {{.Table}} {
 }
 `))
 
+// sets are the per-sandbox sets of the table, in the order a change
+// writes them.
+var sets = []string{"sandboxes", "deny_all", "dns", "allow", "deny"}
+
 // ruleset renders the table for the config and the attachments.
 func ruleset(cfg Config, attached map[string]Attachment) string {
 	data := struct {
-		Table                                           string
-		Pool                                            netip.Prefix
-		Sandboxes, DenyAll, Allow, Nameservers, Blocked []string
-	}{Table: cfg.Table, Pool: cfg.Pool, Blocked: blocked}
+		Table                string
+		Pool                 netip.Prefix
+		Sets                 map[string][]string
+		Nameservers, Blocked []string
+	}{Table: cfg.Table, Pool: cfg.Pool, Sets: map[string][]string{}}
+	for _, b := range blocked {
+		data.Blocked = append(data.Blocked, b.String())
+	}
 	for _, ns := range cfg.Nameservers {
 		data.Nameservers = append(data.Nameservers, ns.String())
 	}
 	for _, id := range slices.Sorted(maps.Keys(attached)) {
-		iface, denyAll, allow := elements(attached[id])
-		data.Sandboxes = append(data.Sandboxes, iface)
-		if denyAll {
-			data.DenyAll = append(data.DenyAll, iface)
+		for set, xs := range elements(attached[id]) {
+			data.Sets[set] = append(data.Sets[set], xs...)
 		}
-		data.Allow = append(data.Allow, allow...)
 	}
 	var b strings.Builder
 	if err := rulesetTemplate.Execute(&b, data); err != nil {
@@ -109,14 +118,26 @@ func ruleset(cfg Config, attached map[string]Attachment) string {
 	return b.String()
 }
 
-// elements are an attachment's entries in the table's sets: its host
-// interface, whether it is in deny_all, and its allow entries.
-func elements(a Attachment) (iface string, denyAll bool, allow []string) {
-	iface = `"` + a.HostIf + `"`
-	for _, p := range a.Policy.Allow {
-		allow = append(allow, iface+" . "+p.String())
+// elements are an attachment's entries in the table's sets, by set: its
+// host interface in sandboxes, deny_all (modes none and allow) and dns
+// (when it reaches the nameservers), its interface with each prefix it
+// reaches in allow and each it never reaches in deny.
+func elements(a Attachment) map[string][]string {
+	iface := `"` + a.HostIf + `"`
+	out := map[string][]string{"sandboxes": {iface}}
+	if a.Policy.DenyAll {
+		out["deny_all"] = []string{iface}
 	}
-	return iface, a.Policy.DenyAll, allow
+	if a.Policy.dns() {
+		out["dns"] = []string{iface}
+	}
+	for _, p := range a.allowed() {
+		out["allow"] = append(out["allow"], iface+" . "+p.String())
+	}
+	for _, p := range a.denied() {
+		out["deny"] = append(out["deny"], iface+" . "+p.String())
+	}
+	return out
 }
 
 // syncRules replaces the table with the one for m's attachments.
@@ -129,19 +150,35 @@ func (m *Manager) syncRules(ctx context.Context) error {
 // makes attaching fast. Should it fail (the table was changed behind sbx's
 // back), the table is replaced whole.
 func (m *Manager) addRules(ctx context.Context, a Attachment) error {
-	iface, denyAll, allow := elements(a)
-	var b strings.Builder
-	fmt.Fprintf(&b, "add element inet %s sandboxes { %s }\n", m.cfg.Table, iface)
-	if denyAll {
-		fmt.Fprintf(&b, "add element inet %s deny_all { %s }\n", m.cfg.Table, iface)
-	}
-	if len(allow) > 0 {
-		fmt.Fprintf(&b, "add element inet %s allow { %s }\n", m.cfg.Table, strings.Join(allow, ", "))
-	}
-	if err := m.nft(ctx, b.String()); err != nil {
+	if err := m.nft(ctx, m.change(nil, elements(a))); err != nil {
 		return m.syncRules(ctx)
 	}
 	return nil
+}
+
+// change is the script that turns a sandbox's set elements from old into
+// new: the ones that go deleted, then the ones that come added, all in
+// one transaction. It is empty when they are the same.
+func (m *Manager) change(old, new map[string][]string) string {
+	var b strings.Builder
+	for _, verb := range []string{"delete", "add"} {
+		for _, set := range sets {
+			from, to := old[set], new[set]
+			if verb == "add" {
+				from, to = to, from
+			}
+			var xs []string
+			for _, x := range from {
+				if !slices.Contains(to, x) {
+					xs = append(xs, x)
+				}
+			}
+			if len(xs) > 0 {
+				fmt.Fprintf(&b, "%s element inet %s %s { %s }\n", verb, m.cfg.Table, set, strings.Join(xs, ", "))
+			}
+		}
+	}
+	return b.String()
 }
 
 // nft runs an nft script as one transaction.
