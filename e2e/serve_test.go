@@ -118,8 +118,13 @@ func checkRunsc(t *testing.T, s *server) {
 func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, roots := selfSigned(t, dir, "localhost", "*.sbx.localhost")
-	if out, err := exec.Command(sbxBin, "serve", "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--tls-cert", certFile).CombinedOutput(); err == nil || !strings.Contains(string(out), "--tls-cert and --tls-key go together") {
+	data := filepath.Join(t.TempDir(), "data")
+	half := append([]string{"serve", "--data-dir", data, "--listen", "127.0.0.1:0", "--tls-cert", certFile}, testenv.NewInstance(t).Args()...)
+	if out, err := exec.Command(sbxBin, half...).CombinedOutput(); err == nil || !strings.Contains(string(out), "--tls-cert and --tls-key go together") {
 		t.Errorf("--tls-cert alone: %v %s", err, out)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("serve refused half a key pair only after making its data dir: %v", err)
 	}
 	cfg := &tls.Config{RootCAs: roots, ServerName: "localhost"}
 	s := startServer(t, serverOpts{tls: cfg, args: []string{"--tls-cert", certFile, "--tls-key", keyFile}})

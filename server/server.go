@@ -129,6 +129,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	var certs *certFiles
+	if cfg.TLSCert != "" || cfg.TLSKey != "" {
+		if certs, err = newCertFiles(cfg.TLSCert, cfg.TLSKey); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -181,17 +187,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
-		ln.Close()
-		return errors.New("--tls-cert and --tls-key go together: give both, or neither")
-	}
 	scheme := "http://"
-	if cfg.TLSCert != "" {
-		certs, err := newCertFiles(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			ln.Close()
-			return err
-		}
+	if certs != nil {
 		ln = tls.NewListener(ln, &tls.Config{GetCertificate: certs.get, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}})
 		scheme = "https://"
 	}

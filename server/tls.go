@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -18,8 +19,12 @@ type certFiles struct {
 	modTime time.Time // the later of the two files' when cert was loaded
 }
 
-// newCertFiles loads the pair once, so that a bad pair fails serve's start.
+// newCertFiles loads the pair once, so that a bad pair (or half of one)
+// fails serve's start before anything else happens.
 func newCertFiles(certFile, keyFile string) (*certFiles, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("--tls-cert and --tls-key go together: give both, or neither")
+	}
 	c := &certFiles{certFile: certFile, keyFile: keyFile}
 	if _, err := c.get(nil); err != nil {
 		return nil, err
