@@ -310,9 +310,16 @@ type EgressSetter interface {
 	SetEgress(ctx context.Context, h Handle, e Egress) error
 }
 
-// TemplateEgress is implemented by providers whose templates may carry a
-// default egress policy: a create from such a template that names none
-// gets it. ok is false when the template names none.
-type TemplateEgress interface {
-	TemplateEgress(ctx context.Context, template string) (e Egress, ok bool, err error)
+// TemplateDefaults is what a template says of the sandboxes made from it:
+// a create that names an egress policy or ports of its own does not get
+// the template's.
+type TemplateDefaults struct {
+	Egress *Egress // the default egress policy; nil: none (the server's)
+	Ports  []int   // the ports its sandboxes serve, listed with their preview URLs
+}
+
+// TemplateDefaulter is implemented by providers whose templates carry
+// defaults for their sandboxes.
+type TemplateDefaulter interface {
+	TemplateDefaults(ctx context.Context, template string) (TemplateDefaults, error)
 }

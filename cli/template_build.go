@@ -54,12 +54,15 @@ Old versions stay as they were; new sandboxes use the newest. Progress goes to s
 				}
 				opts.Egress = &policy
 			}
-			oci.StartCmd, oci.User, oci.Egress = opts.StartCmd, opts.User, opts.Egress
+			if err := template.CheckPorts(opts.Ports); err != nil {
+				return usagef("--port: %v", err)
+			}
+			oci.StartCmd, oci.User, oci.Egress, oci.Ports = opts.StartCmd, opts.User, opts.Egress, opts.Ports
 			var t template.Template
 			var err error
 			switch {
 			case fromTemplate != "":
-				t, err = g.templates().DeriveWith(args[0], fromTemplate, template.DeriveOptions{StartCmd: opts.StartCmd, Egress: opts.Egress})
+				t, err = g.templates().DeriveWith(args[0], fromTemplate, template.DeriveOptions{StartCmd: opts.StartCmd, Egress: opts.Egress, Ports: opts.Ports})
 			case from != "":
 				t, err = g.templates().BuildOCI(cmd.Context(), args[0], from, oci, g.opts.Stderr)
 			default:
@@ -84,5 +87,6 @@ Old versions stay as they were; new sandboxes use the newest. Progress goes to s
 	f.StringVar(&opts.User, "user", "", `default user of its sandboxes (default: "user" for a Debian build, made in the root; an image's own User; root for root)`)
 	f.BoolVar(&oci.Insecure, "insecure", false, "with --from: allow a plain-HTTP registry")
 	egress.add(f, "its sandboxes", "none: the server's default, or for --from-template its source's")
+	f.IntSliceVar(&opts.Ports, "port", nil, "a port its sandboxes serve, listed with its preview URL when a create names none (repeatable; for --from-template default its source's)")
 	return cmd
 }

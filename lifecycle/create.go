@@ -117,9 +117,18 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if req.Resources.GPU != nil && !admits && !p.Capabilities().GPU {
 		return sbx.Sandbox{}, sbx.Errorf(sbx.EUnsupported, "provider %q does not offer GPUs", p.Name())
 	}
-	egress, err := m.createEgress(ctx, p, req)
+	var defaults sbx.TemplateDefaults
+	if t, ok := p.(sbx.TemplateDefaulter); ok {
+		if defaults, err = t.TemplateDefaults(ctx, req.TemplateID); err != nil {
+			return sbx.Sandbox{}, err
+		}
+	}
+	egress, err := m.createEgress(p, req, defaults)
 	if err != nil {
 		return sbx.Sandbox{}, err
+	}
+	if req.Ports == nil {
+		req.Ports = defaults.Ports
 	}
 	now := m.clock.Now()
 	names := make([]string, 0, len(req.Env))

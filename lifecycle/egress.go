@@ -51,23 +51,15 @@ func (m *Manager) checkEgressMode(e sbx.Egress, from string) error {
 // request's, else its template's default, else the server's, in a mode
 // the operator allows. A provider that enforces none (not an
 // sbx.EgressSetter) gets only the plain internet, recorded as no policy.
-func (m *Manager) createEgress(ctx context.Context, p sbx.Provider, req CreateRequest) (*sbx.Egress, error) {
+func (m *Manager) createEgress(p sbx.Provider, req CreateRequest, defaults sbx.TemplateDefaults) (*sbx.Egress, error) {
 	e, from := req.Egress, "asked for"
-	if e == nil {
-		if t, ok := p.(sbx.TemplateEgress); ok {
-			def, ok, err := t.TemplateEgress(ctx, req.TemplateID)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				var problems sbx.Problems
-				checked := sbx.CheckEgress(&problems, "egress", def)
-				if err := problems.Err(); err != nil {
-					return nil, sbx.Errorf(sbx.EUnavailable, "template %s's default egress policy is not valid (%s); ask the operator of this sbx to build it again", req.TemplateID, sbx.ErrorMessage(err))
-				}
-				e, from = &checked, "template "+req.TemplateID+"'s default"
-			}
+	if e == nil && defaults.Egress != nil {
+		var problems sbx.Problems
+		checked := sbx.CheckEgress(&problems, "egress", *defaults.Egress)
+		if err := problems.Err(); err != nil {
+			return nil, sbx.Errorf(sbx.EUnavailable, "template %s's default egress policy is not valid (%s); ask the operator of this sbx to build it again", req.TemplateID, sbx.ErrorMessage(err))
 		}
+		e, from = &checked, "template "+req.TemplateID+"'s default"
 	}
 	if e == nil {
 		def := m.cfg.Egress.Default

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,11 +19,15 @@ import (
 type withTemplates struct {
 	*providertest.Memory
 	defaults map[string]sbx.Egress
+	ports    map[string][]int
 }
 
-func (w withTemplates) TemplateEgress(ctx context.Context, name string) (sbx.Egress, bool, error) {
-	e, ok := w.defaults[name]
-	return e, ok, nil
+func (w withTemplates) TemplateDefaults(ctx context.Context, name string) (sbx.TemplateDefaults, error) {
+	d := sbx.TemplateDefaults{Ports: w.ports[name]}
+	if e, ok := w.defaults[name]; ok {
+		d.Egress = &e
+	}
+	return d, nil
 }
 
 // unenforced is a provider that enforces no egress policy: only the
@@ -52,7 +57,7 @@ func TestCreateEgress(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	mem := providertest.NewMemory(providertest.MemoryOptions{StateDir: filepath.Join(e.dir, "compute")})
-	p := withTemplates{mem, map[string]sbx.Egress{"locked": {Mode: sbx.EgressAllow, Allow: []string{"Example.COM"}}}}
+	p := withTemplates{Memory: mem, defaults: map[string]sbx.Egress{"locked": {Mode: sbx.EgressAllow, Allow: []string{"Example.COM"}}}}
 	m := e.egressManager(p, lifecycle.EgressConfig{})
 	create := func(template string, egress *sbx.Egress) sbx.Sandbox {
 		t.Helper()
@@ -98,7 +103,7 @@ func TestServerEgressDefaultAndModes(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	mem := providertest.NewMemory(providertest.MemoryOptions{StateDir: filepath.Join(e.dir, "compute")})
-	p := withTemplates{mem, map[string]sbx.Egress{"open": {Mode: sbx.EgressInternet}}}
+	p := withTemplates{Memory: mem, defaults: map[string]sbx.Egress{"open": {Mode: sbx.EgressInternet}}}
 	m := e.egressManager(p, lifecycle.EgressConfig{Default: sbx.Egress{Mode: sbx.EgressNone}, Modes: []sbx.EgressMode{sbx.EgressNone}})
 	sb, err := m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", WaitReady: true})
 	if err != nil {
@@ -244,4 +249,27 @@ func TestRuntimeEgress(t *testing.T) {
 	m := e.egressManager(e.prov, lifecycle.EgressConfig{Default: sbx.Egress{Mode: sbx.EgressNone}, Modes: []sbx.EgressMode{sbx.EgressNone}})
 	_, err = lifecycle.NewRuntimes(m, e.store).Configure(ctx, rt, lifecycle.RuntimeChange{Egress: &allowList})
 	wantCode(t, err, sbx.EForbidden, "egress mode allow (the runtime's configuration) is not allowed")
+}
+
+// A template's ports are a create's when it names none of its own.
+func TestTemplatePorts(t *testing.T) {
+	e := newEnv(t)
+	m := e.egressManager(withTemplates{Memory: e.prov, ports: map[string][]int{"web": {3000, 8080}}}, lifecycle.EgressConfig{})
+	for _, tc := range []struct {
+		template string
+		ports    []int
+		want     []int
+	}{
+		{"web", nil, []int{3000, 8080}},
+		{"web", []int{5173}, []int{5173}},
+		{"base", nil, nil},
+	} {
+		sb, err := m.Create(t.Context(), e.caller, lifecycle.CreateRequest{TemplateID: tc.template, Ports: tc.ports, WaitReady: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.get(sb.ID).Ports; !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
+			t.Errorf("%s with %v: ports %v, want %v", tc.template, tc.ports, got, tc.want)
+		}
+	}
 }

@@ -35,15 +35,13 @@ func (p *Provider) SetEgress(ctx context.Context, h sbx.Handle, e sbx.Egress) (e
 	return nil
 }
 
-// TemplateEgress implements sbx.TemplateEgress: the default policy a
-// template's current version names (template build --egress).
-func (p *Provider) TemplateEgress(ctx context.Context, name string) (sbx.Egress, bool, error) {
+// TemplateDefaults implements sbx.TemplateDefaulter: the default policy
+// and the ports a template's current version names (template build
+// --egress…, --port).
+func (p *Provider) TemplateDefaults(ctx context.Context, name string) (sbx.TemplateDefaults, error) {
 	t, err := p.cfg.Templates.Current(name)
 	if err != nil {
-		return sbx.Egress{}, false, p.noTemplate(name, err)
+		return sbx.TemplateDefaults{}, p.noTemplate(name, err)
 	}
-	if t.Egress == nil {
-		return sbx.Egress{}, false, nil
-	}
-	return *t.Egress, true, nil
+	return sbx.TemplateDefaults{Egress: t.Egress, Ports: t.Ports}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -183,28 +184,29 @@ func TestEgressChanges(t *testing.T) {
 	p.reaches(t, id, url2)
 }
 
-// A template's default policy is what TemplateEgress answers; a template
-// without one answers none, a template not built a 404.
-func TestTemplateEgress(t *testing.T) {
+// A template's default policy and ports are what TemplateDefaults
+// answers; a template without them answers none, a template not built a
+// 404.
+func TestTemplateDefaults(t *testing.T) {
 	store := template.Store{Dir: t.TempDir()}
 	if err := os.Symlink(filepath.Join(templates.Dir, "base"), filepath.Join(store.Dir, "base")); err != nil {
 		t.Fatal(err)
 	}
 	want := sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"pypi.org"}}
-	if _, err := store.DeriveWith("locked", "base", template.DeriveOptions{Egress: &want}); err != nil {
+	if _, err := store.DeriveWith("locked", "base", template.DeriveOptions{Egress: &want, Ports: []int{8888}}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := New(Config{DataDir: t.TempDir(), Runsc: os.Getenv("SBX_RUNSC"), Templates: store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok, err := p.TemplateEgress(t.Context(), "locked"); err != nil || !ok || !got.Equal(want) {
-		t.Errorf("locked: %+v %v %v; want %+v", got, ok, err, want)
+	if got, err := p.TemplateDefaults(t.Context(), "locked"); err != nil || got.Egress == nil || !got.Egress.Equal(want) || !slices.Equal(got.Ports, []int{8888}) {
+		t.Errorf("locked: %+v %v; want %+v and port 8888", got, err, want)
 	}
-	if got, ok, err := p.TemplateEgress(t.Context(), "base"); err != nil || ok {
-		t.Errorf("base: %+v %v %v; want none", got, ok, err)
+	if got, err := p.TemplateDefaults(t.Context(), "base"); err != nil || got.Egress != nil || got.Ports != nil {
+		t.Errorf("base: %+v %v; want none", got, err)
 	}
-	if _, _, err := p.TemplateEgress(t.Context(), "nope"); sbx.ErrorCode(err) != sbx.ENotFound {
+	if _, err := p.TemplateDefaults(t.Context(), "nope"); sbx.ErrorCode(err) != sbx.ENotFound {
 		t.Errorf("a template not built: %v", err)
 	}
 }

@@ -42,6 +42,7 @@ type DebianOptions struct {
 	StartCmd string      // started by the agent at each sandbox's boot; default none
 	User     string      // the default user, made if missing (the first with UID 1000) and given /workspace; default DefaultUser; root keeps root
 	Egress   *sbx.Egress // the default egress policy of its sandboxes; default none (the server's)
+	Ports    []int       // the ports its sandboxes serve; default none
 }
 
 // BuildDebian builds a new version of template name as a Debian root made by
@@ -53,6 +54,9 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 		return Template{}, err
 	}
 	if err := CheckStartCmd(opts.StartCmd); err != nil {
+		return Template{}, err
+	}
+	if err := CheckPorts(opts.Ports); err != nil {
 		return Template{}, err
 	}
 	egress, err := CheckEgress(opts.Egress)
@@ -90,7 +94,7 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	}
 	now := time.Now().UTC()
 	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: opts.Packages,
-		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror), StartCmd: opts.StartCmd, Recipe: RecipeRevision, Egress: egress}
+		Source: fmt.Sprintf("debian %s from %s", opts.Suite, opts.Mirror), StartCmd: opts.StartCmd, Recipe: RecipeRevision, Egress: egress, Ports: opts.Ports}
 	if opts.User != "root" {
 		t.User = opts.User
 	}

@@ -24,6 +24,7 @@ func (s Store) Derive(name, from, startCmd string) (Template, error) {
 type DeriveOptions struct {
 	StartCmd string      // its start command; default none
 	Egress   *sbx.Egress // its sandboxes' default egress policy; default the source's
+	Ports    []int       // the ports its sandboxes serve; default the source's
 }
 
 // DeriveWith is Derive with a default egress policy of its own too.
@@ -38,6 +39,9 @@ func (s Store) DeriveWith(name, from string, opts DeriveOptions) (Template, erro
 	if err != nil {
 		return Template{}, err
 	}
+	if err := CheckPorts(opts.Ports); err != nil {
+		return Template{}, err
+	}
 	src, err := s.Current(from)
 	if err != nil {
 		return Template{}, err
@@ -45,10 +49,14 @@ func (s Store) DeriveWith(name, from string, opts DeriveOptions) (Template, erro
 	if egress == nil {
 		egress = src.Egress
 	}
+	ports := opts.Ports
+	if ports == nil {
+		ports = src.Ports
+	}
 	now := time.Now().UTC()
 	t := Template{Name: name, Version: now.Format("20060102T150405.000000Z"), Created: now, Packages: src.Packages,
 		Source: fmt.Sprintf("template %s version %s (%s)", src.Name, src.Version, src.Source), StartCmd: opts.StartCmd,
-		User: src.User, Recipe: src.Recipe, Egress: egress}
+		User: src.User, Recipe: src.Recipe, Egress: egress, Ports: ports}
 	if err := os.MkdirAll(filepath.Join(s.Dir, name), 0o755); err != nil {
 		return t, err
 	}

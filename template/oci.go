@@ -28,6 +28,7 @@ type OCIOptions struct {
 	StartCmd           string      // started by the agent at each sandbox's boot; default none, never the image's CMD
 	User               string      // the default user of its sandboxes; default the image's configured User (none: root)
 	Egress             *sbx.Egress // the default egress policy of its sandboxes; default none (the server's)
+	Ports              []int       // the ports its sandboxes serve; default none
 }
 
 // BuildOCI builds a new version of template name from an OCI image: it pulls
@@ -43,6 +44,9 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 		return Template{}, err
 	}
 	if err := CheckUser(opts.User); err != nil {
+		return Template{}, err
+	}
+	if err := CheckPorts(opts.Ports); err != nil {
 		return Template{}, err
 	}
 	egress, err := CheckEgress(opts.Egress)
@@ -82,7 +86,7 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 	}
 	now := time.Now().UTC()
 	t := Template{Name: tmplName, Version: now.Format("20060102T150405.000000Z"), Created: now,
-		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest), StartCmd: opts.StartCmd, User: user, Egress: egress}
+		Source: fmt.Sprintf("oci %s@%s", ref.Context(), digest), StartCmd: opts.StartCmd, User: user, Egress: egress, Ports: opts.Ports}
 	if t.User == "root" || t.User == "0" {
 		t.User = ""
 	}

@@ -30,9 +30,12 @@ type Template struct {
 	Recipe   int      `json:"recipe,omitempty"`   // the RecipeRevision a Debian build was made with
 	// Egress is the default egress policy of its sandboxes: what a create
 	// that names none gets (checked by sbx.CheckEgress when built).
-	Egress  *sbx.Egress `json:"egress,omitempty"`
-	Created time.Time   `json:"created"`
-	Dir     string      `json:"-"` // the version directory
+	Egress *sbx.Egress `json:"egress,omitempty"`
+	// Ports are the ports its sandboxes serve: a create that names none
+	// lists them with their preview URLs.
+	Ports   []int     `json:"ports,omitempty"`
+	Created time.Time `json:"created"`
+	Dir     string    `json:"-"` // the version directory
 }
 
 // Rootfs is the template's root tree.
@@ -61,6 +64,23 @@ func CheckEgress(e *sbx.Egress) (*sbx.Egress, error) {
 		return nil, fmt.Errorf("the default egress policy: %s", sbx.ErrorMessage(err))
 	}
 	return &checked, nil
+}
+
+// maxPorts bounds the ports a template declares, as a create's.
+const maxPorts = 32
+
+// CheckPorts rejects ports a template could not declare: more than 32,
+// not TCP ports, or ports never reached through a preview (22, 49983).
+func CheckPorts(ports []int) error {
+	if len(ports) > maxPorts {
+		return fmt.Errorf("a template declares at most %d ports", maxPorts)
+	}
+	for _, p := range ports {
+		if !sbx.ValidPort(p) || sbx.PreviewPortReserved(p) {
+			return fmt.Errorf("port %d must be between 1 and 65535, and not 22 or 49983 (never reached through a preview)", p)
+		}
+	}
+	return nil
 }
 
 // maxStartCmd bounds a start command, well under the 128 KiB that Linux

@@ -3,15 +3,17 @@ package template
 import (
 	"context"
 	"errors"
-	"github.com/sbxdev/sbx"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sbxdev/sbx"
 
 	"github.com/sbxdev/sbx/internal/testenv"
 )
@@ -263,5 +265,35 @@ func TestTemplateEgress(t *testing.T) {
 	_, err = s.DeriveWith("bad", "src", DeriveOptions{Egress: &sbx.Egress{Mode: sbx.EgressAllow, Allow: []string{"10.0.0.1"}}})
 	if err == nil || !strings.Contains(err.Error(), "egress.allow[0]: 10.0.0.1/32 is within 10.0.0.0/8 (private)") {
 		t.Errorf("a private allow: %v", err)
+	}
+}
+
+// A template's ports are checked when it is made and a derived template
+// keeps its source's unless it names its own.
+func TestTemplatePorts(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	building := filepath.Join(s.Dir, "src-building")
+	if err := os.MkdirAll(filepath.Join(building, "rootfs", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(s.Dir, "src"), 0o755)
+	if _, err := s.publish(Template{Name: "src", Version: "v1", Source: "test"}, building); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeriveWith("web", "src", DeriveOptions{Ports: []int{3000}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Derive("child", "web", ""); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]int{"web": {3000}, "child": {3000}, "src": nil} {
+		if cur, err := s.Current(name); err != nil || !slices.Equal(cur.Ports, want) {
+			t.Errorf("%s: ports %v %v, want %v", name, cur.Ports, err, want)
+		}
+	}
+	for _, bad := range [][]int{{22}, {49983}, {0}, {70000}} {
+		if _, err := s.DeriveWith("bad", "src", DeriveOptions{Ports: bad}); err == nil || !strings.Contains(err.Error(), "never reached through a preview") {
+			t.Errorf("ports %v: %v", bad, err)
+		}
 	}
 }
