@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
 	"github.com/sbxdev/sbx/internal/echoserver"
+	"github.com/sbxdev/sbx/internal/testenv"
 )
 
 // previews reaches a local serve's preview hosts: every connection goes to
@@ -157,6 +159,16 @@ func TestPreviewsLocal(t *testing.T) {
 	// An API key of the sandbox's org.
 	if got := p.echo(sb, 8080, map[string]string{"X-API-Key": s.key}); got.Headers["X-Api-Key"] != nil {
 		t.Errorf("the app saw the API key: %v", got.Headers)
+	}
+
+	// The real curl, as a user's script would call it.
+	if _, err := exec.LookPath("curl"); err != nil {
+		testenv.Missing(t, "curl")
+	}
+	out, err := exec.Command("curl", "-sS", "--fail-with-body", "--connect-to", "::"+s.addr, "-H", apiv1.TrafficTokenHeader+": "+sb.TrafficToken,
+		base+"/echo?from=curl").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `"query":"from=curl"`) {
+		t.Errorf("curl: %v %s", err, out)
 	}
 
 	// The token in the URL: a cookie for this host, and a redirect without it.
