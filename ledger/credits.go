@@ -142,7 +142,7 @@ const (
 // reads a sandbox before it changes it).
 var (
 	hotStatements = []string{readBillingRow, readBalance, takeBalance, recordSettlement, billSandbox, readSandboxByID, readSandboxByProviderID}
-	hotReads      = []string{readSandboxByID, readSandboxByProviderID}
+	hotReads      = []string{readSandboxByID, readSandboxByProviderID, readKeyBySecret, readOrgByID, readOrgKeyProject, readProjectKeyProject, readMemberKeyProject, readUser, readOrgRoles}
 )
 
 // Settle charges sandbox id for its time since its last settlement, up to

@@ -33,7 +33,7 @@ func (s *Store) GetUser(ctx context.Context, ref string) (sbx.User, error) {
 func getUser(ctx context.Context, q db, ref string) (sbx.User, error) {
 	var u sbx.User
 	dest, finish := scanUser(&u)
-	err := q.row(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = ? OR u.email = ?`, ref, strings.ToLower(ref)).Scan(dest...)
+	err := q.row(ctx, readUser, ref, strings.ToLower(ref)).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, sbx.Errorf(sbx.ENotFound, "user %s not found", ref)
 	}
@@ -264,10 +264,17 @@ func (s *Store) MemberRole(ctx context.Context, workspaceID, userID string) (sbx
 	return sbx.Role(role), err
 }
 
+// readUser and readOrgRoles are getUser's and orgRole's, which every
+// request with a member's key makes (hotReads).
+var (
+	readUser     = `SELECT ` + userColumns + ` FROM users u WHERE u.id = ? OR u.email = ?`
+	readOrgRoles = `SELECT DISTINCT role FROM memberships WHERE org_id = ? AND user_id = ?`
+)
+
 // orgRole is a user's highest role in the workspaces of an org; "" when the
 // user is a member of none.
 func orgRole(ctx context.Context, q db, orgID, userID string) (sbx.Role, error) {
-	rows, err := q.query(ctx, `SELECT DISTINCT role FROM memberships WHERE org_id = ? AND user_id = ?`, orgID, userID)
+	rows, err := q.query(ctx, readOrgRoles, orgID, userID)
 	if err != nil {
 		return "", err
 	}

@@ -167,21 +167,22 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 		return sbx.Caller{}, unauthorized
 	}
 	q := s.read(ctx)
-	var k sbx.APIKey
+	var c sbx.Caller
 	var project, user sql.NullString
 	var keyCreated int64
-	err := q.row(ctx, `SELECT k.id, k.org_id, k.name, k.prefix, k.project_id, k.user_id, k.created_at, k.operator
-		FROM api_keys k WHERE k.hash = ? AND k.revoked_at IS NULL`, hashKey(secret)).
-		Scan(&k.ID, &k.OrgID, &k.Name, &k.Prefix, &project, &user, &keyCreated, &k.Operator)
+	orgDest, finishOrg := scanOrg(&c.Org)
+	dest := append([]any{&c.Key.ID, &c.Key.Name, &c.Key.Prefix, &project, &user, &keyCreated, &c.Key.Operator}, orgDest...)
+	err := q.row(ctx, readKeyBySecret, hashKey(secret)).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sbx.Caller{}, unauthorized
 	}
 	if err != nil {
 		return sbx.Caller{}, err
 	}
-	k.ProjectID, k.UserID = project.String, user.String
-	k.CreatedAt = time.UnixMicro(keyCreated).UTC()
-	return callerOf(ctx, q, k)
+	finishOrg()
+	c.Key.OrgID, c.Key.ProjectID, c.Key.UserID = c.Org.ID, project.String, user.String
+	c.Key.CreatedAt = time.UnixMicro(keyCreated).UTC()
+	return completeCaller(ctx, q, c)
 }
 
 // CallerOf is who key k of its org acts for, as Authenticate finds it for
@@ -189,13 +190,10 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (sbx.Caller, er
 // acts as a key would (an SSH key's sbx.SSHKey.Acts). A member's key whose
 // user is a member of no workspace of the org is unauthorized.
 func (s *Store) CallerOf(ctx context.Context, k sbx.APIKey) (sbx.Caller, error) {
-	return callerOf(ctx, s.read(ctx), k)
-}
-
-func callerOf(ctx context.Context, q db, k sbx.APIKey) (sbx.Caller, error) {
+	q := s.read(ctx)
 	c := sbx.Caller{Key: k}
 	orgDest, finishOrg := scanOrg(&c.Org)
-	err := q.row(ctx, `SELECT `+orgColumns("")+` FROM orgs WHERE id = ?`, k.OrgID).Scan(orgDest...)
+	err := q.row(ctx, readOrgByID, k.OrgID).Scan(orgDest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sbx.Caller{}, sbx.Errorf(sbx.EUnauthorized, "the key's org %s does not exist", k.OrgID)
 	}
@@ -203,15 +201,38 @@ func callerOf(ctx context.Context, q db, k sbx.APIKey) (sbx.Caller, error) {
 		return sbx.Caller{}, err
 	}
 	finishOrg()
-	var where string
+	return completeCaller(ctx, q, c)
+}
+
+// The reads that find who a key acts for, which every API request makes:
+// prepared once (hotReads).
+var (
+	readKeyBySecret = `SELECT k.id, k.name, k.prefix, k.project_id, k.user_id, k.created_at, k.operator, ` + orgColumns("o.") + `
+		FROM api_keys k JOIN orgs o ON o.id = k.org_id
+		WHERE k.hash = ? AND k.revoked_at IS NULL`
+	readOrgByID = `SELECT ` + orgColumns("") + ` FROM orgs WHERE id = ?`
+
+	callerProject = `SELECT p.id, p.name, p.created_at, w.id, w.name, w.created_at
+		FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE `
+	readOrgKeyProject     = callerProject + `p.org_id = ? ORDER BY p.created_at, p.id LIMIT 1`
+	readProjectKeyProject = callerProject + `p.org_id = ? AND p.id = ? LIMIT 1`
+	readMemberKeyProject  = callerProject + `p.org_id = ? AND p.workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = ? AND org_id = ?)
+			ORDER BY (SELECT created_at FROM memberships m WHERE m.workspace_id = p.workspace_id AND m.user_id = ?), p.workspace_id, p.created_at, p.id LIMIT 1`
+)
+
+// completeCaller fills in c, whose key and org are read, with the role,
+// user, project and workspace it acts with.
+func completeCaller(ctx context.Context, q db, c sbx.Caller) (sbx.Caller, error) {
+	var query string
 	var args []any
+	var err error
 	switch c.Key.Scope() {
 	case "org":
 		c.Role = sbx.RoleOwner
-		where, args = `p.org_id = ? ORDER BY p.created_at, p.id`, []any{c.Org.ID}
+		query, args = readOrgKeyProject, []any{c.Org.ID}
 	case "project":
 		c.Role = sbx.RoleMember
-		where, args = `p.org_id = ? AND p.id = ?`, []any{c.Org.ID, c.Key.ProjectID}
+		query, args = readProjectKeyProject, []any{c.Org.ID, c.Key.ProjectID}
 	case "member":
 		if c.User, err = getUser(ctx, q, c.Key.UserID); err != nil {
 			return sbx.Caller{}, err
@@ -222,14 +243,10 @@ func callerOf(ctx context.Context, q db, k sbx.APIKey) (sbx.Caller, error) {
 		if c.Role == "" {
 			return sbx.Caller{}, sbx.Errorf(sbx.EUnauthorized, "the API key's user %s is no longer a member of org %s", c.User.Email, c.Org.Name)
 		}
-		where = `p.org_id = ? AND p.workspace_id IN (SELECT workspace_id FROM memberships WHERE user_id = ? AND org_id = ?)
-			ORDER BY (SELECT created_at FROM memberships m WHERE m.workspace_id = p.workspace_id AND m.user_id = ?), p.workspace_id, p.created_at, p.id`
-		args = []any{c.Org.ID, c.User.ID, c.Org.ID, c.User.ID}
+		query, args = readMemberKeyProject, []any{c.Org.ID, c.User.ID, c.Org.ID, c.User.ID}
 	}
 	var projectCreated, wsCreated int64
-	err = q.row(ctx, `SELECT p.id, p.name, p.created_at, w.id, w.name, w.created_at
-		FROM projects p JOIN workspaces w ON w.id = p.workspace_id
-		WHERE `+where+` LIMIT 1`, args...).
+	err = q.row(ctx, query, args...).
 		Scan(&c.Project.ID, &c.Project.Name, &projectCreated, &c.Workspace.ID, &c.Workspace.Name, &wsCreated)
 	if errors.Is(err, sql.ErrNoRows) && c.Key.Scope() == "project" {
 		return sbx.Caller{}, sbx.Errorf(sbx.EUnauthorized, "the key's project %s does not exist in org %s", c.Key.ProjectID, c.Org.Name)
