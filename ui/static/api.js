@@ -1,0 +1,44 @@
+// The one way the console reaches sbx: the public REST API under /api/v1,
+// with the API key of this tab's session as a bearer token.
+
+const KEY = 'sbx.apiKey';
+
+export const session = {
+  key: () => sessionStorage.getItem(KEY),
+  set: (k) => sessionStorage.setItem(KEY, k),
+  clear: () => sessionStorage.removeItem(KEY),
+};
+
+// APIError is an answer other than 2xx: its status and the API's error
+// envelope ({code, type, detail, errors: [{field, message}]}).
+export class APIError extends Error {
+  constructor(status, body) {
+    super(body.detail || `HTTP ${status}`);
+    this.status = status;
+    this.type = body.type || '';
+    this.detail = body.detail || '';
+    this.fields = Array.isArray(body.errors) ? body.errors : [];
+  }
+}
+
+export async function api(method, path, body) {
+  const headers = { Accept: 'application/json' };
+  const key = session.key();
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const init = { method, headers };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(`/api/v1${path}`, init);
+  } catch (e) {
+    throw new APIError(0, { detail: `the server could not be reached (${e.message})` });
+  }
+  const text = await res.text();
+  let data = {};
+  try { data = text ? JSON.parse(text) : {}; } catch { data = { detail: text }; }
+  if (!res.ok) throw new APIError(res.status, data);
+  return data;
+}
