@@ -149,8 +149,8 @@ func TestConsoleLocal(t *testing.T) {
 	// Step 3: configuration, first with memory the API refuses.
 	act(t, ctx, "step 3", chromedp.Click("#next", chromedp.ByQuery),
 		chromedp.WaitVisible(`fieldset[data-step="3"]`, chromedp.ByQuery),
-		chromedp.Clear("#timeout", chromedp.ByQuery), chromedp.SendKeys("#timeout", "1800", chromedp.ByQuery),
-		chromedp.Clear("#memory", chromedp.ByQuery), chromedp.SendKeys("#memory", "32", chromedp.ByQuery),
+		chromedp.SetValue("#timeout", "", chromedp.ByQuery), chromedp.SendKeys("#timeout", "1800", chromedp.ByQuery),
+		chromedp.SetValue("#memory", "", chromedp.ByQuery), chromedp.SendKeys("#memory", "32", chromedp.ByQuery),
 		chromedp.Click("#env-add", chromedp.ByQuery),
 		chromedp.SendKeys("#env-key-1", "GREETING", chromedp.ByQuery),
 		chromedp.SendKeys("#env-value-1", "hello from the console", chromedp.ByQuery),
@@ -159,7 +159,7 @@ func TestConsoleLocal(t *testing.T) {
 	if msg := text(t, ctx, `.field-error[data-for="memoryMB"]`); msg == "" {
 		t.Error("no error by the memory field")
 	}
-	act(t, ctx, "fix the memory", chromedp.Clear("#memory", chromedp.ByQuery), chromedp.SendKeys("#memory", "512", chromedp.ByQuery))
+	act(t, ctx, "fix the memory", chromedp.SetValue("#memory", "", chromedp.ByQuery), chromedp.SendKeys("#memory", "512", chromedp.ByQuery))
 	if est := text(t, ctx, "#estimate"); est == "" || est == "0.00" {
 		t.Errorf("estimated credits per hour %q", est)
 	}

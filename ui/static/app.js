@@ -30,6 +30,8 @@ function explain(err) {
   if (!(err instanceof APIError)) return { title: 'Something went wrong', text: String(err) };
   const d = err.detail;
   switch (err.status) {
+    case 400: if (err.fields.length) return { title: 'Please check the fields marked below', text: `${d}.` };
+      break;
     case 0: return { title: 'The server cannot be reached', text: `${d}. Check that sbx serve is running, then try again.` };
     case 401: return { title: 'Please sign in again', text: `The server did not accept your API key: it may have been revoked or mistyped. (${d})` };
     case 402: return { title: 'Your org has no credits left', text: `${d}. New sandboxes cannot start and paused ones cannot resume until the org is topped up: ask the operator of this sbx to add credits (sbx credits top-up), then try again. Your sandboxes and their files are kept.` };
@@ -39,8 +41,8 @@ function explain(err) {
       return { title: 'Not allowed', text: `${d}. Your key’s role does not allow this; ask an owner or admin of the org.` };
     case 404: return { title: 'Not found', text: `${d}. It may have been deleted; the list is refreshed.` };
     case 409: return { title: 'Not possible now', text: `${d}.` };
-    default: return { title: `The server answered ${err.status}`, text: d || err.message };
   }
+  return { title: `The server answered ${err.status}`, text: d || err.message };
 }
 
 function showError(err) {
@@ -288,7 +290,14 @@ $('#wizard').addEventListener('change', (ev) => {
   if (ev.target.name === 'template') $('#template-custom').disabled = ev.target.value !== 'custom';
   renderSummary();
 });
-$('#wizard').addEventListener('input', renderSummary);
+$('#wizard').addEventListener('input', (ev) => {
+  // A field changed since the API named it: its complaint goes.
+  const t = ev.target;
+  if (t.getAttribute('aria-invalid')) t.removeAttribute('aria-invalid');
+  const p = t.closest('.env-row')?.querySelector('.env-error') || t.nextElementSibling;
+  if (p?.classList.contains('field-error')) p.textContent = '';
+  renderSummary();
+});
 
 function addEnvRow(k = '', v = '') {
   const n = $$('#env .env-row').length + 1;
