@@ -99,7 +99,9 @@ func signIn(t *testing.T, ctx context.Context, key string) {
 // The console in a real browser against a real serve with gVisor
 // sandboxes: sign-in, the wizard's three steps (a field error from the API
 // by its field, then a create with an env var and a timeout of its own), the
-// list refreshing by itself when another client pauses the sandbox, pause,
+// sandbox's page (connection info, live timeline, the log followed, a
+// command's output), the list refreshing by itself when another client
+// pauses the sandbox, pause,
 // resume and a confirmed delete from the list, a 401 and a 402 explained,
 // sign-out.
 func TestConsoleLocal(t *testing.T) {
@@ -179,6 +181,25 @@ func TestConsoleLocal(t *testing.T) {
 		t.Errorf("the row shows %q", row)
 	}
 	screenshot(t, ctx, "sandboxes")
+
+	// Its page: details, connection, the live timeline, the log followed,
+	// and a command whose output shows the env var the wizard gave it.
+	act(t, ctx, "open its page", chromedp.Click(`#sandboxes tr[data-id="`+id+`"] a.sid`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#view-sandbox[data-state="running"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#sandbox-timeline li[data-step="ready"]`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#logs").textContent.includes("ready")`, nil))
+	if conn := text(t, ctx, "#sandbox-connection"); !strings.Contains(conn, sb.PreviewURL) || !strings.Contains(conn, sb.RuntimeURL) {
+		t.Errorf("connection info %q lacks %s or %s", conn, sb.PreviewURL, sb.RuntimeURL)
+	}
+	act(t, ctx, "run a command", chromedp.SendKeys("#cmd", `echo "$GREETING"`, chromedp.ByQuery),
+		chromedp.Click("#cmd-run", chromedp.ByQuery),
+		chromedp.WaitVisible(`#cmd-output[data-exit="0"]`, chromedp.ByQuery))
+	if out := text(t, ctx, "#cmd-output"); !strings.Contains(out, "hello from the console") {
+		t.Errorf("the command's output %q", out)
+	}
+	screenshot(t, ctx, "sandbox")
+	act(t, ctx, "back to the list", chromedp.Click(`#view-sandbox a[href="#/sandboxes"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#sandboxes tr[data-id="`+id+`"]`, chromedp.ByQuery))
 
 	// Another client pauses it; the list shows it by itself.
 	row := `#sandboxes tr[data-id="` + id + `"]`

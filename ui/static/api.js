@@ -42,3 +42,37 @@ export async function api(method, path, body) {
   if (!res.ok) throw new APIError(res.status, data);
   return data;
 }
+
+// stream sends a request whose answer is NDJSON and calls onLine with each
+// line's value as it comes, until the answer ends or signal aborts it.
+export async function stream(method, path, body, onLine, signal) {
+  const headers = { Accept: 'application/x-ndjson' };
+  const key = session.key();
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const init = { method, headers, signal };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(`/api/v1${path}`, init);
+  if (!res.ok) {
+    let data = {};
+    try { data = await res.json(); } catch { /* not the envelope */ }
+    throw new APIError(res.status, data);
+  }
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (line) onLine(JSON.parse(line));
+    }
+  }
+  if (buf.trim()) onLine(JSON.parse(buf));
+}

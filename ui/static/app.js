@@ -2,7 +2,7 @@
 // wizard, over the public REST API (api.js). Views are sections of
 // index.html switched by the URL's hash; everything a user gave or the API
 // answered is written as text, never as HTML.
-import { api, session, APIError } from './api.js';
+import { api, stream, session, APIError } from './api.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -67,12 +67,13 @@ function clearError() {
 // ---- views ----
 
 function show(view) {
-  for (const v of ['signin', 'list', 'new']) $(`#view-${v}`).hidden = v !== view;
+  for (const v of ['signin', 'list', 'new', 'sandbox']) $(`#view-${v}`).hidden = v !== view;
   const signedIn = view !== 'signin';
   $('#nav').hidden = !signedIn;
   $('#signout').hidden = !signedIn;
   $('#whoami').hidden = !signedIn;
   if (view !== 'list') stopRefresh();
+  if (view !== 'sandbox') closeSandbox();
 }
 
 async function route() {
@@ -80,7 +81,9 @@ async function route() {
   if (!me) {
     try { await loadMe(); } catch (e) { showError(e); if (!session.key()) return; }
   }
-  if (location.hash === '#/new') { show('new'); openWizard(); }
+  const page = location.hash.match(/^#\/sandbox\/([A-Za-z0-9-]+)$/);
+  if (page) { show('sandbox'); openSandbox(page[1]); }
+  else if (location.hash === '#/new') { show('new'); openWizard(); }
   else { show('list'); loadList(); }
 }
 
@@ -178,7 +181,7 @@ function row(s) {
   if (s.state !== 'killed') act('delete', 'Delete', () => confirmDelete(s), 'danger');
   const gpu = s.gpu ? `${s.gpu.count || 1}× ${s.gpu.type}${s.gpu.fraction && s.gpu.fraction !== 100 ? ` (${s.gpu.fraction} %)` : ''}` : '—';
   return el('tr', { 'data-id': s.id, 'data-sandbox-id': s.sandboxID, 'data-state': s.state },
-    el('td', {}, el('code', { class: 'sid' }, s.sandboxID), el('br'), el('small', { class: 'muted uuid' }, s.id)),
+    el('td', {}, el('a', { href: `#/sandbox/${s.id}`, class: 'sid' }, el('code', {}, s.sandboxID)), el('br'), el('small', { class: 'muted uuid' }, s.id)),
     el('td', {}, el('span', { class: `state state-${s.state}` }, s.state),
       reason(s) ? el('div', { class: 'muted reason' }, reason(s)) : null,
       s.diagnostic ? el('div', { class: 'muted' }, s.diagnostic) : null),
@@ -223,6 +226,155 @@ function confirmDelete(s) {
 
 $('#filter-state').addEventListener('change', loadList);
 $('#refresh').addEventListener('click', loadList);
+
+// ---- a sandbox's page ----
+
+const PAGE_POLL_MS = 3000;
+let page = null; // {id, timer, logs: AbortController, cmd: AbortController}
+
+function closeSandbox() {
+  if (!page) return;
+  clearTimeout(page.timer);
+  page.logs?.abort();
+  page.cmd?.abort();
+  page = null;
+}
+
+async function openSandbox(id) {
+  closeSandbox();
+  page = { id };
+  const mine = page;
+  $('#logs').textContent = '';
+  $('#cmd-output').hidden = true;
+  $('#cmd-output').textContent = '';
+  await pollSandbox(mine);
+  if (page === mine) followLogs(mine);
+}
+
+async function pollSandbox(mine) {
+  let s;
+  try {
+    s = await api('GET', `/sandboxes/${encodeURIComponent(mine.id)}`);
+  } catch (e) {
+    if (page === mine) showError(e);
+    return;
+  }
+  if (page !== mine) return;
+  renderSandbox(s);
+  if (ACTIVE.has(s.state)) mine.timer = setTimeout(() => pollSandbox(mine), PAGE_POLL_MS);
+}
+
+function renderSandbox(s) {
+  $('#sandbox-title').textContent = s.sandboxID;
+  $('#sandbox-uuid').textContent = `UUID ${s.id} · org ${s.orgID} · project ${s.projectID}`;
+  const st = $('#sandbox-state');
+  st.className = `state state-${s.state}`;
+  st.textContent = s.state + (reason(s) ? ` (${reason(s)})` : '');
+  $('#view-sandbox').dataset.state = s.state;
+  const acts = $('#sandbox-actions');
+  acts.replaceChildren();
+  const act = (name, label, fn, cls) => acts.append(el('button', { type: 'button', class: `${name} ${cls || ''}`, onclick: fn }, label));
+  const run = async (verb) => {
+    clearError();
+    try {
+      renderSandbox(verb === 'delete' ? await api('DELETE', `/sandboxes/${encodeURIComponent(s.id)}`)
+        : await api('POST', `/sandboxes/${encodeURIComponent(s.id)}/${verb}`));
+    } catch (e) { showError(e); }
+    if (page) { clearTimeout(page.timer); pollSandbox(page); }
+  };
+  if (s.state === 'running') act('pause', 'Pause', () => run('pause'));
+  if (s.state === 'paused') act('resume', 'Resume', () => run('resume'));
+  if (s.state !== 'killed') act('delete', 'Delete', () => confirmThen(s, () => run('delete')), 'danger');
+  const dl = (sel, items) => $(sel).replaceChildren(...items.filter(([, v]) => v !== '' && v != null)
+    .flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-key': k }, v)]));
+  dl('#sandbox-details', [
+    ['Template', s.templateID], ['Kind', s.kind], ['Provider', s.provider],
+    ['Resources', `${s.cpu} vCPU · ${s.memoryMB} MiB · ${s.diskMB} MiB disk`],
+    ['GPU', s.gpu ? `${s.gpu.count || 1}× ${s.gpu.type} (${s.gpu.fraction || 100} %)` : 'none'],
+    ['Created', fmtTime(s.createdAt)], ['Started', s.startedAt ? fmtTime(s.startedAt) : ''],
+    ['Expires', ACTIVE.has(s.state) ? fmtTime(s.expiresAt) : ''],
+    ['Timeout', `${s.timeout} s, then ${s.autoPause ? 'paused' : 'ended'}`],
+    ['Ended', s.endedAt ? fmtTime(s.endedAt) : ''],
+    ['Diagnostic', s.diagnostic || ''],
+    ['Environment', (s.envVarNames || []).join(', ') || 'none'],
+    ['Credits', `${fmtCredits(s.estimated_total_credits)} (billed ${fmtCredits(s.billed_credits)}, running ${fmtCredits(s.running_credits)})`],
+  ]);
+  const code = (v) => (v ? el('code', {}, v) : '');
+  const ports = (s.ports || []).map((p) => el('div', {}, `${p.port}: `, p.url ? el('code', {}, p.url) : ''));
+  dl('#sandbox-connection', [
+    ['Runtime URL', code(s.runtimeURL)],
+    ['Access token', s.accessToken ? el('details', {}, el('summary', {}, 'Show'), el('code', {}, s.accessToken)) : ''],
+    ['Preview URL', code(s.previewURL)],
+    ['Traffic token', s.trafficToken ? el('details', {}, el('summary', {}, 'Show'), el('code', {}, s.trafficToken)) : ''],
+    ['Preview access', s.preview?.access || ''],
+    ['Ports', ports.length ? el('div', {}, ...ports) : 'none listed'],
+    ['SSH', ACTIVE.has(s.state) ? code(`sbx sandbox ssh ${s.sandboxID}`) : ''],
+  ]);
+  $('#sandbox-timeline').replaceChildren(...(s.timeline || []).map((ev) => el('li', { 'data-step': ev.step },
+    el('time', { datetime: ev.at }, new Date(ev.at).toLocaleTimeString()), ' ', el('b', {}, ev.step), ev.detail ? ` ${ev.detail}` : '')));
+}
+
+function confirmThen(s, fn) {
+  const dlg = $('#confirm');
+  $('#confirm-text').textContent = `Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`;
+  dlg.returnValue = '';
+  dlg.addEventListener('close', () => { if (dlg.returnValue === 'ok') fn(); }, { once: true });
+  dlg.showModal();
+  $('#confirm-cancel').focus();
+}
+
+async function followLogs(mine) {
+  mine.logs = new AbortController();
+  const pre = $('#logs');
+  const status = $('#logs-status');
+  status.textContent = 'following';
+  try {
+    await stream('GET', `/sandboxes/${encodeURIComponent(mine.id)}/logs/stream`, undefined, (l) => {
+      if (page !== mine) return;
+      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+      if (l.type === 'error') pre.append(`— ${l.error}\n`);
+      else pre.append(`${new Date(l.at).toLocaleTimeString()} ${l.source} ${l.line}\n`);
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    }, mine.logs.signal);
+    if (page === mine) status.textContent = 'ended';
+  } catch (e) {
+    if (page !== mine || e.name === 'AbortError') return;
+    status.textContent = 'stopped';
+    showError(e);
+  }
+}
+
+const b64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+$('#command').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const mine = page;
+  const cmd = $('#cmd').value.trim();
+  if (!mine || !cmd) return;
+  clearError();
+  mine.cmd?.abort();
+  mine.cmd = new AbortController();
+  const out = $('#cmd-output');
+  out.hidden = false;
+  out.textContent = `$ ${cmd}\n`;
+  delete out.dataset.exit;
+  const dec = new TextDecoder();
+  $('#cmd-run').disabled = true;
+  try {
+    await stream('POST', `/sandboxes/${encodeURIComponent(mine.id)}/commands`, { cmd }, (e) => {
+      if (e.type === 'stdout' || e.type === 'stderr') out.append(dec.decode(b64(e.data || ''), { stream: true }));
+      if (e.type === 'end') {
+        out.append(`\n[exit ${e.exitCode ?? '?'}${e.signal ? `, signal ${e.signal}` : ''}${e.error ? `: ${e.error}` : ''}]\n`);
+        out.dataset.exit = String(e.exitCode ?? '');
+      }
+      if (e.type === 'error') out.append(`\n[${e.error}]\n`);
+    }, mine.cmd.signal);
+  } catch (e) {
+    if (e.name !== 'AbortError') showError(e);
+  } finally {
+    $('#cmd-run').disabled = false;
+  }
+});
 
 // ---- the create wizard ----
 
