@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -277,4 +279,54 @@ func TestConsoleOff(t *testing.T) {
 	if !strings.Contains(page, "not_found") || strings.Contains(page, "Sign in") {
 		t.Errorf("the browser shows %q", page)
 	}
+}
+
+// An org with 500 sandboxes: the list shows every one (all its pages), and
+// what fetching and rendering them took in the browser is reported, not
+// asserted.
+func TestConsoleManySandboxes(t *testing.T) {
+	s := startServer(t, serverOpts{})
+	const n = 500
+	errs := make(chan error, 8)
+	for w := range 8 {
+		go func() {
+			for i := w; i < n; i += 8 {
+				code, body := s.do("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "cpu": 0.001, "memoryMB": 64})
+				var sb apiv1.Sandbox
+				if code != 201 || json.Unmarshal(body, &sb) != nil {
+					errs <- fmt.Errorf("create: %d %s", code, body)
+					return
+				}
+				if i >= 50 { // ended, so that 500 fit this host's capacity
+					if code, body := s.do("DELETE", "/api/v1/sandboxes/"+sb.ID, nil); code != 200 {
+						errs <- fmt.Errorf("delete: %d %s", code, body)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := browser(t)
+	act(t, ctx, "open /", chromedp.Navigate(s.url+"/"))
+	signIn(t, ctx, s.key)
+	act(t, ctx, "every row", chromedp.WaitVisible(fmt.Sprintf("#sandboxes tbody tr:nth-child(%d)", n), chromedp.ByQuery))
+	if rows := eval[int](t, ctx, `document.querySelectorAll("#sandboxes tbody tr").length`); rows != n {
+		t.Errorf("the list shows %d rows of %d sandboxes", rows, n)
+	}
+	type measure struct {
+		Duration float64
+		Detail   struct{ Rows int }
+	}
+	load := eval[[]measure](t, ctx, `performance.getEntriesByName("sbx-list-load").map(m => ({Duration: m.duration, Detail: m.detail}))`)
+	render := eval[[]measure](t, ctx, `performance.getEntriesByName("sbx-list-render").map(m => ({Duration: m.duration, Detail: m.detail}))`)
+	if len(load) == 0 || len(render) == 0 || load[0].Detail.Rows != n {
+		t.Fatalf("no measure of the list: %+v %+v", load, render)
+	}
+	t.Logf("the list of %d sandboxes: %.0f ms in the browser to fetch and render, %.0f ms of it to render", n, load[0].Duration, render[0].Duration)
 }
