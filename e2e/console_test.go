@@ -183,6 +183,13 @@ func TestConsoleLocal(t *testing.T) {
 		t.Errorf("the row shows %q", row)
 	}
 	screenshot(t, ctx, "sandboxes")
+	// At a phone's width the page fits: only the table scrolls sideways.
+	act(t, ctx, "phone width", chromedp.EmulateViewport(390, 844))
+	if fits := eval[bool](t, ctx, `document.documentElement.scrollWidth <= window.innerWidth`); !fits {
+		t.Errorf("at 390 px the page is %d px wide", eval[int](t, ctx, `document.documentElement.scrollWidth`))
+	}
+	screenshot(t, ctx, "sandboxes-phone")
+	act(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 800))
 
 	// Its page: details, connection, the live timeline, the log followed,
 	// and a command whose output shows the env var the wizard gave it.

@@ -21,8 +21,8 @@ export class APIError extends Error {
   }
 }
 
-export async function api(method, path, body) {
-  const headers = { Accept: 'application/json' };
+export async function api(method, path, body, extra = {}) {
+  const headers = { Accept: 'application/json', ...extra };
   const key = session.key();
   if (key) headers.Authorization = `Bearer ${key}`;
   const init = { method, headers };
@@ -75,4 +75,10 @@ export async function stream(method, path, body, onLine, signal) {
     }
   }
   if (buf.trim()) onLine(JSON.parse(buf));
+}
+
+// newKey is a random idempotency key (crypto.getRandomValues works on plain
+// HTTP too, where crypto.randomUUID does not).
+export function newKey() {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 }

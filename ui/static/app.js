@@ -2,7 +2,7 @@
 // wizard, over the public REST API (api.js). Views are sections of
 // index.html switched by the URL's hash; everything a user gave or the API
 // answered is written as text, never as HTML.
-import { api, stream, session, APIError } from './api.js';
+import { api, stream, session, newKey, APIError } from './api.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -400,9 +400,11 @@ const KNOWN_GPUS = ['T4', 'A10', 'L40', 'L40S', 'A100-40GB', 'A100-80GB', 'H100'
 let step = 1;
 let rates = [];
 let gpuAvailable = false;
+let createKey = ''; // the Idempotency-Key of this wizard's create: a second click makes no second sandbox
 
 async function openWizard() {
   step = 1;
+  createKey = newKey();
   $('#wizard').reset();
   $('#env').replaceChildren();
   clearFieldErrors();
@@ -588,7 +590,7 @@ $('#wizard').addEventListener('submit', async (ev) => {
   const btn = $('#create');
   btn.disabled = true;
   try {
-    await api('POST', '/sandboxes', request());
+    await api('POST', '/sandboxes', request(), { 'Idempotency-Key': createKey });
     location.hash = '#/sandboxes';
   } catch (e) {
     if (e instanceof APIError && e.fields.length) showFieldErrors(e.fields);
