@@ -23,6 +23,7 @@ func newServe(g *globals) *cobra.Command {
 	cfg := server.Config{}
 	var logLevel, initialCredits string
 	envKYC := (kycValue{&cfg.KYCOff}).Set(env("SBX_KYC", "on")) // checked when --kyc does not replace it
+	envUI := (kycValue{&cfg.UIOff}).Set(env("SBX_UI", "on"))    // checked when --ui does not replace it
 	// $SBX_POOL is checked when --pool does not replace it.
 	var envPool, envModes error
 	if v := os.Getenv("SBX_POOL"); v != "" {
@@ -42,6 +43,9 @@ func newServe(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if envKYC != nil && !cmd.Flags().Changed("kyc") {
 				return usagef("$SBX_KYC=%v", envKYC)
+			}
+			if envUI != nil && !cmd.Flags().Changed("ui") {
+				return usagef("$SBX_UI=%v", envUI)
 			}
 			if envPool != nil && !cmd.Flags().Changed("pool") {
 				return usagef("$SBX_POOL: %v", envPool)
@@ -107,6 +111,7 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&initialCredits, "initial-credits", pricing.FormatMicros(server.DefaultInitialCredits), "credits of the org made at first start")
 	f.Var(kycValue{&cfg.KYCOff}, "kyc", "the KYC gate: on, creating a sandbox needs a verified org or user; off, for self-hosted installs that verify no one ($SBX_KYC)")
 	f.StringVar(&cfg.KYCWebhookSecret, "kyc-webhook-secret", os.Getenv("SBX_KYC_WEBHOOK_SECRET"), "secret shared with an outside KYC service, which signs POST /api/v1/kyc/webhook with it; prefer the environment, where ps cannot read it (default: the webhook is off) ($SBX_KYC_WEBHOOK_SECRET)")
+	f.Var(kycValue{&cfg.UIOff}, "ui", "the web console at / (assets under /ui/): on, or off, where / is the API's 404 ($SBX_UI)")
 	f.StringVar(&logLevel, "log-level", env("SBX_LOG_LEVEL", "info"), "debug, info, warn or error ($SBX_LOG_LEVEL)")
 	return cmd
 }
@@ -152,7 +157,7 @@ func (v reserveValue) Type() string { return "SIZE|PERCENT" }
 
 func (v reserveValue) String() string { return v.r.String() }
 
-// kycValue is the --kyc flag: on or off, held as whether the gate is off.
+// kycValue is an on|off flag (--kyc, --ui), held as whether it is off.
 type kycValue struct{ off *bool }
 
 func (v kycValue) Set(s string) error {

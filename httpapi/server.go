@@ -24,6 +24,7 @@ import (
 	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/sshauth"
 	"github.com/sbxdev/sbx/tenancy"
+	"github.com/sbxdev/sbx/ui"
 )
 
 // Config is what the API needs to know about where it is served.
@@ -37,6 +38,9 @@ type Config struct {
 	KYCWebhookSecret string
 	// SSH is where clients reach the SSH gateway; zero: there is none (503).
 	SSH SSHEndpoint
+	// UI serves the web console at / and under ui.Prefix; nil: there is
+	// none, and / is a 404 like any path no route takes.
+	UI http.Handler
 }
 
 // SSHEndpoint is where SSH clients reach serve's SSH gateway, and its host
@@ -133,6 +137,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.runtimeProxy(rec, r, id)
 	case isPortsPath(r.URL.Path):
 		s.portsProxy(rec, r)
+	case s.cfg.UI != nil && ui.Owns(r.URL.Path):
+		s.cfg.UI.ServeHTTP(rec, r)
 	default:
 		s.mux.ServeHTTP(rec, r)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/sshgate"
+	"github.com/sbxdev/sbx/ui"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 )
@@ -61,6 +62,8 @@ type Config struct {
 
 	// KYCOff is serve --kyc off: creating sandboxes needs no verified org or user.
 	KYCOff bool
+	// UIOff is serve --ui off: no web console at /.
+	UIOff bool
 	// KYCWebhookSecret signs the KYC webhook's requests; empty: the webhook is off.
 	KYCWebhookSecret string
 
@@ -200,8 +203,12 @@ func Run(ctx context.Context, cfg Config) error {
 		ln.Close()
 		return err
 	}
+	var console http.Handler
+	if !cfg.UIOff {
+		console = ui.Handler()
+	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
-		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint}, cfg.Clock, log)
+		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint, UI: console}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	background := lifecycle.NewLoops(mgr, store) // the meter and the reaper, while this serve leads

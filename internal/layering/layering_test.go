@@ -30,6 +30,7 @@ import (
 var rules = []rule{
 	{from: "sbx", not: []string{"..."}, why: "the domain imports no other package of the module"},
 	{from: "apiv1", not: []string{"..."}, why: "the wire format imports no other package of the module"},
+	{from: "ui", not: []string{"..."}, why: "the web console is static files that speak the public REST API only"},
 	{from: "pricing", only: []string{"sbx"}, why: "prices are computed without state"},
 	{from: "client", only: []string{"apiv1", "internal/..."}, why: "the public Go client speaks the API only"},
 	{from: "ledger", not: []string{"httpapi", "lifecycle", "local/...", "cli", "server", "agent", "client", "capability", "authz", "bench", "template"}, why: "the ledger is the bottom layer: it owns SQL and knows none of its callers"},

@@ -1,0 +1,84 @@
+// The one way the console reaches sbx: the public REST API under /api/v1,
+// with the API key of this tab's session as a bearer token.
+
+const KEY = 'sbx.apiKey';
+
+export const session = {
+  key: () => sessionStorage.getItem(KEY),
+  set: (k) => sessionStorage.setItem(KEY, k),
+  clear: () => sessionStorage.removeItem(KEY),
+};
+
+// APIError is an answer other than 2xx: its status and the API's error
+// envelope ({code, type, detail, errors: [{field, message}]}).
+export class APIError extends Error {
+  constructor(status, body) {
+    super(body.detail || `HTTP ${status}`);
+    this.status = status;
+    this.type = body.type || '';
+    this.detail = body.detail || '';
+    this.fields = Array.isArray(body.errors) ? body.errors : [];
+  }
+}
+
+export async function api(method, path, body, extra = {}) {
+  const headers = { Accept: 'application/json', ...extra };
+  const key = session.key();
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const init = { method, headers };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(`/api/v1${path}`, init);
+  } catch (e) {
+    throw new APIError(0, { detail: `the server could not be reached (${e.message})` });
+  }
+  const text = await res.text();
+  let data = {};
+  try { data = text ? JSON.parse(text) : {}; } catch { data = { detail: text }; }
+  if (!res.ok) throw new APIError(res.status, data);
+  return data;
+}
+
+// stream sends a request whose answer is NDJSON and calls onLine with each
+// line's value as it comes, until the answer ends or signal aborts it.
+export async function stream(method, path, body, onLine, signal) {
+  const headers = { Accept: 'application/x-ndjson' };
+  const key = session.key();
+  if (key) headers.Authorization = `Bearer ${key}`;
+  const init = { method, headers, signal };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(`/api/v1${path}`, init);
+  if (!res.ok) {
+    let data = {};
+    try { data = await res.json(); } catch { /* not the envelope */ }
+    throw new APIError(res.status, data);
+  }
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (line) onLine(JSON.parse(line));
+    }
+  }
+  if (buf.trim()) onLine(JSON.parse(buf));
+}
+
+// newKey is a random idempotency key (crypto.getRandomValues works on plain
+// HTTP too, where crypto.randomUUID does not).
+export function newKey() {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}

@@ -1,0 +1,603 @@
+// The sbx console: sign-in, the sandboxes list and the three-step create
+// wizard, over the public REST API (api.js). Views are sections of
+// index.html switched by the URL's hash; everything a user gave or the API
+// answered is written as text, never as HTML.
+import { api, stream, session, newKey, APIError } from './api.js';
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === false || v == null) continue;
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) if (c != null) e.append(c instanceof Node ? c : String(c));
+  return e;
+}
+
+const ACTIVE = new Set(['starting', 'running', 'paused']);
+const REFRESH_MS = 10000;
+const LIST_MAX = 2000; // the most sandboxes the list shows; a state filter narrows it
+let me = null;
+let refreshTimer = null;
+
+// ---- errors, as a person wants them ----
+
+function explain(err) {
+  if (!(err instanceof APIError)) return { title: 'Something went wrong', text: String(err) };
+  const d = err.detail;
+  switch (err.status) {
+    case 400: if (err.fields.length) return { title: 'Please check the fields marked below', text: `${d}.` };
+      break;
+    case 0: return { title: 'The server cannot be reached', text: `${d}. Check that sbx serve is running, then try again.` };
+    case 401: return { title: 'Please sign in again', text: `The server did not accept your API key: it may have been revoked or mistyped. (${d})` };
+    case 402: return { title: 'Your org has no credits left', text: `${d}. New sandboxes cannot start and paused ones cannot resume until the org is topped up: ask the operator of this sbx to add credits (sbx credits top-up), then try again. Your sandboxes and their files are kept.` };
+    case 403:
+      if (err.type === 'kyc_required') return { title: 'Verification needed', text: `${d}. Creating sandboxes needs a verified org or user: finish verification with your provider of sbx, or ask its operator.` };
+      if (err.type === 'plan_limit_exceeded') return { title: 'Your plan’s limit is reached', text: `${d}. Pause or delete a sandbox, ask for less, or ask the operator for a larger plan.` };
+      return { title: 'Not allowed', text: `${d}. Your key’s role does not allow this; ask an owner or admin of the org.` };
+    case 404: return { title: 'Not found', text: `${d}. It may have been deleted; the list is refreshed.` };
+    case 409: return { title: 'Not possible now', text: `${d}.` };
+  }
+  return { title: `The server answered ${err.status}`, text: d || err.message };
+}
+
+function showError(err) {
+  if (err instanceof APIError && err.status === 401 && session.key()) {
+    signOut();
+  }
+  const { title, text } = explain(err);
+  const box = $('#error');
+  box.replaceChildren(el('strong', {}, title), ' ', el('span', {}, text),
+    el('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss', onclick: clearError }, '×'));
+  box.dataset.status = err instanceof APIError ? String(err.status) : '';
+  box.hidden = false;
+}
+
+function clearError() {
+  const box = $('#error');
+  box.hidden = true;
+  box.replaceChildren();
+  delete box.dataset.status;
+}
+
+// ---- views ----
+
+function show(view) {
+  for (const v of ['signin', 'list', 'new', 'sandbox']) $(`#view-${v}`).hidden = v !== view;
+  const signedIn = view !== 'signin';
+  $('#nav').hidden = !signedIn;
+  $('#signout').hidden = !signedIn;
+  $('#whoami').hidden = !signedIn;
+  if (view !== 'list') stopRefresh();
+  if (view !== 'sandbox') closeSandbox();
+}
+
+async function route() {
+  if (!session.key()) { show('signin'); $('#api-key').focus(); return; }
+  if (!me) {
+    try { await loadMe(); } catch (e) { showError(e); if (!session.key()) return; }
+  }
+  const page = location.hash.match(/^#\/sandbox\/([A-Za-z0-9-]+)$/);
+  if (page) { show('sandbox'); openSandbox(page[1]); }
+  else if (location.hash === '#/new') { show('new'); openWizard(); }
+  else { show('list'); loadList(); }
+}
+
+async function loadMe() {
+  me = await api('GET', '/me');
+  const who = $('#whoami');
+  who.replaceChildren(
+    el('span', { title: 'org' }, me.org.name), ' / ',
+    el('span', { title: 'workspace' }, me.workspace?.name || '—'), ' / ',
+    el('span', { title: 'project' }, me.project?.name || '—'), ' · ',
+    el('span', { class: 'role', title: 'role' }, me.role + (me.operator ? ' (operator)' : '')));
+}
+
+function signOut() {
+  session.clear();
+  me = null;
+  stopRefresh();
+  $('#sandboxes tbody').replaceChildren();
+  location.hash = '';
+  show('signin');
+}
+
+$('#signin').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  clearError();
+  const input = $('#api-key');
+  session.set(input.value.trim());
+  input.value = '';
+  me = null;
+  try {
+    await loadMe();
+  } catch (e) {
+    session.clear();
+    showError(e);
+    show('signin');
+    return;
+  }
+  location.hash = '#/sandboxes';
+  route();
+});
+$('#signout').addEventListener('click', signOut);
+window.addEventListener('hashchange', () => { clearError(); route(); });
+
+// ---- the list ----
+
+const fmtTime = (t) => (t ? new Date(t).toLocaleString() : '—');
+const fmtCredits = (c) => (c ? Number(c).toFixed(4) : '—');
+
+function stopRefresh() {
+  clearTimeout(refreshTimer);
+  refreshTimer = null;
+}
+
+let listSeq = 0;
+async function loadList() {
+  stopRefresh();
+  const seq = ++listSeq;
+  const state = $('#filter-state').value;
+  const t0 = performance.now();
+  let items = [];
+  let more = false;
+  try {
+    // Every page, up to LIST_MAX sandboxes, newest first.
+    let cursor = '';
+    do {
+      const q = new URLSearchParams({ limit: '500' });
+      if (state) q.set('state', state);
+      if (cursor) q.set('cursor', cursor);
+      const page = await api('GET', `/sandboxes?${q}`);
+      items = items.concat(page.items || []);
+      cursor = page.next_cursor || '';
+    } while (cursor && items.length < LIST_MAX);
+    more = !!cursor;
+  } catch (e) {
+    showError(e);
+    return;
+  }
+  if (seq !== listSeq || $('#view-list').hidden) return;
+  const t1 = performance.now();
+  renderList(items);
+  $('#more').hidden = !more;
+  // What the list took, for the browser test to report: fetching every
+  // page and rendering the rows.
+  performance.measure('sbx-list-render', { start: t1, detail: { rows: items.length } });
+  performance.measure('sbx-list-load', { start: t0, detail: { rows: items.length } });
+  const active = items.some((s) => ACTIVE.has(s.state));
+  const status = $('#refresh-status');
+  status.dataset.auto = active ? 'on' : 'off';
+  status.textContent = active
+    ? `Updated ${new Date().toLocaleTimeString()}; refreshing every 10 s while a sandbox is starting, running or paused.`
+    : `Updated ${new Date().toLocaleTimeString()}; not refreshing by itself (no sandbox is active).`;
+  if (active) refreshTimer = setTimeout(loadList, REFRESH_MS);
+}
+
+function renderList(items) {
+  const body = $('#sandboxes tbody');
+  body.replaceChildren(...items.map(row));
+  $('#empty').hidden = items.length > 0;
+}
+
+function reason(s) {
+  if (s.state === 'paused') return `paused: ${s.pause_reason || 'user'}${s.hibernated ? ', hibernated' : ''}`;
+  if (s.end_reason) return `ended: ${s.end_reason}`;
+  return '';
+}
+
+function row(s) {
+  const actions = el('td', { class: 'actions' });
+  const act = (name, label, fn, cls) => actions.append(el('button', { type: 'button', class: `${name} ${cls || ''}`, 'data-action': name, 'aria-label': `${label} ${s.sandboxID}`, onclick: fn }, label));
+  if (s.state === 'running') act('pause', 'Pause', () => action(s, 'pause'));
+  if (s.state === 'paused') act('resume', 'Resume', () => action(s, 'resume'));
+  if (s.state !== 'killed') act('delete', 'Delete', () => confirmDelete(s), 'danger');
+  const gpu = s.gpu ? `${s.gpu.count || 1}× ${s.gpu.type}${s.gpu.fraction && s.gpu.fraction !== 100 ? ` (${s.gpu.fraction} %)` : ''}` : '—';
+  return el('tr', { 'data-id': s.id, 'data-sandbox-id': s.sandboxID, 'data-state': s.state },
+    el('td', {}, el('a', { href: `#/sandbox/${s.id}`, class: 'sid' }, el('code', {}, s.sandboxID)), el('br'), el('small', { class: 'muted uuid' }, s.id)),
+    el('td', {}, el('span', { class: `state state-${s.state}` }, s.state),
+      reason(s) ? el('div', { class: 'muted reason' }, reason(s)) : null,
+      s.diagnostic ? el('div', { class: 'muted' }, s.diagnostic) : null),
+    el('td', {}, s.templateID),
+    el('td', {}, `${s.kind} · ${s.provider}`),
+    el('td', {}, `${s.cpu} vCPU · ${s.memoryMB} MiB · ${s.diskMB} MiB disk`),
+    el('td', {}, gpu),
+    el('td', {}, fmtTime(s.createdAt)),
+    el('td', {}, ACTIVE.has(s.state) ? fmtTime(s.expiresAt) : '—'),
+    el('td', { class: 'num' }, fmtCredits(s.estimated_total_credits)),
+    actions);
+}
+
+function replaceRow(s) {
+  const old = $(`#sandboxes tr[data-id="${CSS.escape(s.id)}"]`);
+  if (old) old.replaceWith(row(s));
+}
+
+async function action(s, verb) {
+  clearError();
+  const tr = $(`#sandboxes tr[data-id="${CSS.escape(s.id)}"]`);
+  tr?.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+  try {
+    const updated = verb === 'delete'
+      ? await api('DELETE', `/sandboxes/${encodeURIComponent(s.id)}`)
+      : await api('POST', `/sandboxes/${encodeURIComponent(s.id)}/${verb}`);
+    replaceRow(updated);
+  } catch (e) {
+    showError(e);
+  }
+  loadList();
+}
+
+function confirmDelete(s) {
+  const dlg = $('#confirm');
+  $('#confirm-text').textContent = `Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`;
+  dlg.returnValue = '';
+  dlg.addEventListener('close', () => { if (dlg.returnValue === 'ok') action(s, 'delete'); }, { once: true });
+  dlg.showModal();
+  $('#confirm-cancel').focus();
+}
+
+$('#filter-state').addEventListener('change', loadList);
+$('#refresh').addEventListener('click', loadList);
+
+// ---- a sandbox's page ----
+
+const PAGE_POLL_MS = 3000;
+let page = null; // {id, timer, logs: AbortController, cmd: AbortController}
+
+function closeSandbox() {
+  if (!page) return;
+  clearTimeout(page.timer);
+  page.logs?.abort();
+  page.cmd?.abort();
+  page = null;
+}
+
+async function openSandbox(id) {
+  closeSandbox();
+  page = { id };
+  const mine = page;
+  $('#logs').textContent = '';
+  $('#cmd-output').hidden = true;
+  $('#cmd-output').textContent = '';
+  await pollSandbox(mine);
+  if (page === mine) followLogs(mine);
+}
+
+async function pollSandbox(mine) {
+  let s;
+  try {
+    s = await api('GET', `/sandboxes/${encodeURIComponent(mine.id)}`);
+  } catch (e) {
+    if (page === mine) showError(e);
+    return;
+  }
+  if (page !== mine) return;
+  renderSandbox(s);
+  if (ACTIVE.has(s.state)) mine.timer = setTimeout(() => pollSandbox(mine), PAGE_POLL_MS);
+}
+
+function renderSandbox(s) {
+  $('#sandbox-title').textContent = s.sandboxID;
+  $('#sandbox-uuid').textContent = `UUID ${s.id} · org ${s.orgID} · project ${s.projectID}`;
+  const st = $('#sandbox-state');
+  st.className = `state state-${s.state}`;
+  st.textContent = s.state + (reason(s) ? ` (${reason(s)})` : '');
+  $('#view-sandbox').dataset.state = s.state;
+  const acts = $('#sandbox-actions');
+  acts.replaceChildren();
+  const act = (name, label, fn, cls) => acts.append(el('button', { type: 'button', class: `${name} ${cls || ''}`, onclick: fn }, label));
+  const run = async (verb) => {
+    clearError();
+    try {
+      renderSandbox(verb === 'delete' ? await api('DELETE', `/sandboxes/${encodeURIComponent(s.id)}`)
+        : await api('POST', `/sandboxes/${encodeURIComponent(s.id)}/${verb}`));
+    } catch (e) { showError(e); }
+    if (page) { clearTimeout(page.timer); pollSandbox(page); }
+  };
+  if (s.state === 'running') act('pause', 'Pause', () => run('pause'));
+  if (s.state === 'paused') act('resume', 'Resume', () => run('resume'));
+  if (s.state !== 'killed') act('delete', 'Delete', () => confirmThen(s, () => run('delete')), 'danger');
+  const dl = (sel, items) => $(sel).replaceChildren(...items.filter(([, v]) => v !== '' && v != null)
+    .flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-key': k }, v)]));
+  dl('#sandbox-details', [
+    ['Template', s.templateID], ['Kind', s.kind], ['Provider', s.provider],
+    ['Resources', `${s.cpu} vCPU · ${s.memoryMB} MiB · ${s.diskMB} MiB disk`],
+    ['GPU', s.gpu ? `${s.gpu.count || 1}× ${s.gpu.type} (${s.gpu.fraction || 100} %)` : 'none'],
+    ['Created', fmtTime(s.createdAt)], ['Started', s.startedAt ? fmtTime(s.startedAt) : ''],
+    ['Expires', ACTIVE.has(s.state) ? fmtTime(s.expiresAt) : ''],
+    ['Timeout', `${s.timeout} s, then ${s.autoPause ? 'paused' : 'ended'}`],
+    ['Ended', s.endedAt ? fmtTime(s.endedAt) : ''],
+    ['Diagnostic', s.diagnostic || ''],
+    ['Environment', (s.envVarNames || []).join(', ') || 'none'],
+    ['Credits', `${fmtCredits(s.estimated_total_credits)} (billed ${fmtCredits(s.billed_credits)}, running ${fmtCredits(s.running_credits)})`],
+  ]);
+  const code = (v) => (v ? el('code', {}, v) : '');
+  const ports = (s.ports || []).map((p) => el('div', {}, `${p.port}: `, p.url ? el('code', {}, p.url) : ''));
+  dl('#sandbox-connection', [
+    ['Runtime URL', code(s.runtimeURL)],
+    ['Access token', s.accessToken ? el('details', {}, el('summary', {}, 'Show'), el('code', {}, s.accessToken)) : ''],
+    ['Preview URL', code(s.previewURL)],
+    ['Traffic token', s.trafficToken ? el('details', {}, el('summary', {}, 'Show'), el('code', {}, s.trafficToken)) : ''],
+    ['Preview access', s.preview?.access || ''],
+    ['Ports', ports.length ? el('div', {}, ...ports) : 'none listed'],
+    ['SSH', ACTIVE.has(s.state) ? code(`sbx sandbox ssh ${s.sandboxID}`) : ''],
+  ]);
+  $('#sandbox-timeline').replaceChildren(...(s.timeline || []).map((ev) => el('li', { 'data-step': ev.step },
+    el('time', { datetime: ev.at }, new Date(ev.at).toLocaleTimeString()), ' ', el('b', {}, ev.step), ev.detail ? ` ${ev.detail}` : '')));
+}
+
+function confirmThen(s, fn) {
+  const dlg = $('#confirm');
+  $('#confirm-text').textContent = `Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`;
+  dlg.returnValue = '';
+  dlg.addEventListener('close', () => { if (dlg.returnValue === 'ok') fn(); }, { once: true });
+  dlg.showModal();
+  $('#confirm-cancel').focus();
+}
+
+async function followLogs(mine) {
+  mine.logs = new AbortController();
+  const pre = $('#logs');
+  const status = $('#logs-status');
+  status.textContent = 'following';
+  try {
+    await stream('GET', `/sandboxes/${encodeURIComponent(mine.id)}/logs/stream`, undefined, (l) => {
+      if (page !== mine) return;
+      const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+      if (l.type === 'error') pre.append(`— ${l.error}\n`);
+      else pre.append(`${new Date(l.at).toLocaleTimeString()} ${l.source} ${l.line}\n`);
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    }, mine.logs.signal);
+    if (page === mine) status.textContent = 'ended';
+  } catch (e) {
+    if (page !== mine || e.name === 'AbortError') return;
+    status.textContent = 'stopped';
+    showError(e);
+  }
+}
+
+const b64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+
+$('#command').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const mine = page;
+  const cmd = $('#cmd').value.trim();
+  if (!mine || !cmd) return;
+  clearError();
+  mine.cmd?.abort();
+  mine.cmd = new AbortController();
+  const out = $('#cmd-output');
+  out.hidden = false;
+  out.textContent = `$ ${cmd}\n`;
+  delete out.dataset.exit;
+  const dec = new TextDecoder();
+  $('#cmd-run').disabled = true;
+  try {
+    await stream('POST', `/sandboxes/${encodeURIComponent(mine.id)}/commands`, { cmd }, (e) => {
+      if (e.type === 'stdout' || e.type === 'stderr') out.append(dec.decode(b64(e.data || ''), { stream: true }));
+      if (e.type === 'end') {
+        out.append(`\n[exit ${e.exitCode ?? '?'}${e.signal ? `, signal ${e.signal}` : ''}${e.error ? `: ${e.error}` : ''}]\n`);
+        out.dataset.exit = String(e.exitCode ?? '');
+      }
+      if (e.type === 'error') out.append(`\n[${e.error}]\n`);
+    }, mine.cmd.signal);
+  } catch (e) {
+    if (e.name !== 'AbortError') showError(e);
+  } finally {
+    $('#cmd-run').disabled = false;
+  }
+});
+
+// ---- the create wizard ----
+
+const KNOWN_GPUS = ['T4', 'A10', 'L40', 'L40S', 'A100-40GB', 'A100-80GB', 'H100'];
+let step = 1;
+let rates = [];
+let gpuAvailable = false;
+let createKey = ''; // the Idempotency-Key of this wizard's create: a second click makes no second sandbox
+
+async function openWizard() {
+  step = 1;
+  createKey = newKey();
+  $('#wizard').reset();
+  $('#env').replaceChildren();
+  clearFieldErrors();
+  showStep();
+  let summary = null;
+  try {
+    [rates, summary] = await Promise.all([
+      api('GET', '/rates').then((r) => r.items || []),
+      api('GET', '/observability/summary'),
+    ]);
+  } catch (e) { showError(e); }
+  const provider = summary?.providers?.find((p) => p.default);
+  gpuAvailable = !!provider?.capabilities?.gpu;
+  renderGPUs(provider);
+  renderSummary();
+}
+
+function renderGPUs(provider) {
+  const types = [...new Set(rates.filter((r) => r.resource === 'gpu' && r.gpu_type).map((r) => r.gpu_type))];
+  const list = types.length ? types : KNOWN_GPUS;
+  const box = $('#gpu-choices');
+  box.replaceChildren(el('label', { class: 'choice' },
+    el('input', { type: 'radio', name: 'gpu', value: '', checked: true }), ' ', el('span', {}, el('b', {}, 'No GPU'))));
+  for (const t of list) {
+    box.append(el('label', { class: `choice${gpuAvailable ? '' : ' disabled'}` },
+      el('input', { type: 'radio', name: 'gpu', value: t, disabled: !gpuAvailable }), ' ',
+      el('span', {}, el('b', {}, t), ' ', el('small', { class: 'muted' }, `${perHour(gpuPerSecond(t, 100, 1))} credits/h a card`))));
+  }
+  $('#gpu-note').textContent = gpuAvailable
+    ? 'GPUs are given as whole cards or shares of one; a type the host lacks is refused when you create.'
+    : `No GPU can be chosen: the default provider${provider ? ` (${provider.name})` : ''} reports no GPUs on this host. The operator can give it some (serve --gpus TYPE:COUNT, or what nvidia-smi finds).`;
+}
+
+function showStep() {
+  for (const fs of $$('#wizard fieldset')) fs.hidden = fs.dataset.step !== String(step);
+  for (const li of $$('[data-step-tab]')) {
+    li.classList.toggle('current', li.dataset.stepTab === String(step));
+    if (li.dataset.stepTab === String(step)) li.setAttribute('aria-current', 'step'); else li.removeAttribute('aria-current');
+  }
+  $('#back').disabled = step === 1;
+  $('#next').hidden = step === 3;
+  $('#create').hidden = step !== 3;
+  if (step === 3) renderSummary();
+}
+
+$('#next').addEventListener('click', () => { if (step < 3) { step++; showStep(); } });
+$('#back').addEventListener('click', () => { if (step > 1) { step--; showStep(); } });
+
+$('#wizard').addEventListener('change', (ev) => {
+  if (ev.target.name === 'gpu') {
+    const on = ev.target.value !== '';
+    $('#gpu-count').disabled = !on;
+    $('#gpu-fraction').disabled = !on;
+  }
+  if (ev.target.name === 'template') $('#template-custom').disabled = ev.target.value !== 'custom';
+  renderSummary();
+});
+$('#wizard').addEventListener('input', (ev) => {
+  // A field changed since the API named it: its complaint goes.
+  const t = ev.target;
+  if (t.getAttribute('aria-invalid')) t.removeAttribute('aria-invalid');
+  const p = t.closest('.env-row')?.querySelector('.env-error') || t.nextElementSibling;
+  if (p?.classList.contains('field-error')) p.textContent = '';
+  renderSummary();
+});
+
+function addEnvRow(k = '', v = '') {
+  const n = $$('#env .env-row').length + 1;
+  const r = el('div', { class: 'env-row' },
+    el('label', { class: 'sr-only', for: `env-key-${n}` }, `Name ${n}`),
+    el('input', { id: `env-key-${n}`, class: 'env-key', type: 'text', placeholder: 'NAME', value: k, autocomplete: 'off' }),
+    el('label', { class: 'sr-only', for: `env-value-${n}` }, `Value ${n}`),
+    el('input', { id: `env-value-${n}`, class: 'env-value', type: 'text', placeholder: 'value', value: v, autocomplete: 'off' }),
+    el('button', { type: 'button', class: 'env-remove', 'aria-label': `Remove variable ${n}`, onclick: () => r.remove() }, 'Remove'),
+    el('p', { class: 'field-error env-error' }));
+  $('#env').append(r);
+  r.querySelector('.env-key').focus();
+}
+$('#env-add').addEventListener('click', () => addEnvRow());
+
+function template() {
+  const v = $('input[name=template]:checked')?.value || 'base';
+  return v === 'custom' ? $('#template-custom').value.trim() : v;
+}
+
+function gpuChoice() {
+  const t = $('input[name=gpu]:checked')?.value;
+  if (!t) return null;
+  return { type: t, count: Number($('#gpu-count').value) || 1, fraction: Number($('#gpu-fraction').value) || 100 };
+}
+
+function request() {
+  const body = { templateID: template() };
+  const num = (id) => ($(id).value === '' ? undefined : Number($(id).value));
+  body.cpu = num('#cpu');
+  body.memoryMB = num('#memory');
+  body.timeout = num('#timeout');
+  if ($('#autopause').checked) body.autoPause = true;
+  const gpu = gpuChoice();
+  if (gpu) body.gpu = gpu;
+  const env = {};
+  for (const r of $$('#env .env-row')) {
+    const k = r.querySelector('.env-key').value;
+    if (k !== '') env[k] = r.querySelector('.env-value').value;
+  }
+  if (Object.keys(env).length) body.envVars = env;
+  return body;
+}
+
+// rate is the newest effective price per second of a resource (and GPU
+// type and share) in the price table, or null.
+function rate(resource, match = () => true) {
+  const now = Date.now();
+  let best = null;
+  for (const r of rates) {
+    if (r.resource !== resource || !match(r) || Date.parse(r.effective_at) > now) continue;
+    best = r; // the table is oldest first
+  }
+  return best ? Number(best.credits_per_second) : null;
+}
+
+function gpuPerSecond(type, share, count) {
+  const exact = (t, s) => rate('gpu', (r) => (r.gpu_type || '') === t && (r.gpu_share || 0) === s);
+  let p = exact(type, share);
+  if (p == null && exact(type, 0) != null) p = exact(type, 0) * share / 100;
+  if (p == null) p = exact('', share);
+  if (p == null && exact('', 0) != null) p = exact('', 0) * share / 100;
+  return (p || 0) * count;
+}
+
+const perHour = (perSecond) => (perSecond * 3600).toFixed(2);
+
+function renderSummary() {
+  const b = request();
+  const cpu = (rate('cpu') || 0) * (b.cpu || 2);
+  const mem = (rate('memory') || 0) * ((b.memoryMB || 512) / 1024);
+  const gpu = b.gpu ? gpuPerSecond(b.gpu.type, b.gpu.fraction, b.gpu.count) : 0;
+  const env = Object.keys(b.envVars || {});
+  const items = [
+    ['Image', b.templateID || '(none)'],
+    ['GPU', b.gpu ? `${b.gpu.count}× ${b.gpu.type} at ${b.gpu.fraction} %` : 'none'],
+    ['CPU and memory', `${b.cpu ?? 2} vCPU, ${b.memoryMB ?? 512} MiB`],
+    ['Timeout', `${b.timeout ?? 3600} s, then ${b.autoPause ? 'paused' : 'ended'}`],
+    ['Environment', env.length ? env.join(', ') : 'none'],
+    ['Estimated credits per hour', perHour(cpu + mem + gpu)],
+  ];
+  $('#summary').replaceChildren(...items.flatMap(([k, v]) => [el('dt', {}, k), el('dd', k.startsWith('Estimated') ? { id: 'estimate' } : {}, v)]));
+}
+
+function clearFieldErrors() {
+  for (const p of $$('#wizard .field-error')) p.textContent = '';
+  for (const i of $$('#wizard [aria-invalid]')) i.removeAttribute('aria-invalid');
+}
+
+// showFieldErrors puts each of the API's field errors next to the field it
+// names, on that field's step; the first one's step is shown.
+function showFieldErrors(fields) {
+  let first = null;
+  const place = (f) => {
+    if (f.field.startsWith('envVars.')) {
+      const name = f.field.slice('envVars.'.length);
+      const r = $$('#env .env-row').find((x) => x.querySelector('.env-key').value === name);
+      if (r) { r.querySelector('.env-error').textContent = f.message; r.querySelector('.env-key').setAttribute('aria-invalid', 'true'); return r; }
+    }
+    const key = f.field.split(/[.[]/)[0];
+    const p = $(`#wizard .field-error[data-for="${CSS.escape(key)}"]`) || $('#wizard .field-error[data-for=""]');
+    p.textContent = p.textContent ? `${p.textContent} ${f.message}` : (p.dataset.for ? f.message : `${f.field}: ${f.message}`);
+    return p;
+  };
+  for (const f of fields) {
+    const at = place(f);
+    first ??= at;
+  }
+  const fs = first?.closest('fieldset');
+  if (fs) { step = Number(fs.dataset.step); showStep(); }
+}
+
+$('#wizard').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  if (step !== 3) return;
+  clearError();
+  clearFieldErrors();
+  const btn = $('#create');
+  btn.disabled = true;
+  try {
+    await api('POST', '/sandboxes', request(), { 'Idempotency-Key': createKey });
+    location.hash = '#/sandboxes';
+  } catch (e) {
+    if (e instanceof APIError && e.fields.length) showFieldErrors(e.fields);
+    showError(e);
+  } finally {
+    btn.disabled = false;
+  }
+});
+
+route();
