@@ -45,6 +45,10 @@ type APIKey struct {
 	RevokedAt time.Time // zero while the key works
 }
 
+// APIKeyPrefix starts every API key's secret, so that a leaked key is
+// recognisable (and sbx's own credential is told from an app's).
+const APIKeyPrefix = "sbx_"
+
 // Scope says which of the three kinds of key k is: "org", "project" or "member".
 func (k APIKey) Scope() string {
 	switch {

@@ -177,9 +177,23 @@ func TestPreviewsLocal(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/echo?a=1" || len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].Path != "/" {
 		t.Fatalf("the token in the URL: %d %q %+v", resp.StatusCode, resp.Header.Get("Location"), cookies)
 	}
-	got = p.echo(sb, 8080, map[string]string{"Cookie": cookies[0].Name + "=" + cookies[0].Value + "; app=2"})
+	withCookie := cookies[0].Name + "=" + cookies[0].Value + "; app=2"
+	got = p.echo(sb, 8080, map[string]string{"Cookie": withCookie})
 	if strings.Join(got.Cookies, ",") != "app" {
 		t.Errorf("the app saw cookies %v", got.Cookies)
+	}
+	// The cookie opens the preview for the preview's own pages and for
+	// navigations, not for another site's page (every preview host is the
+	// same site: another tenant's page could send it).
+	p.echo(sb, 8080, map[string]string{"Cookie": withCookie, "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"})
+	p.echo(sb, 8080, map[string]string{"Cookie": withCookie, "Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate"})
+	p.refused(base+"/echo", map[string]string{"Cookie": withCookie, "Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "cors"}, http.StatusForbidden, "another site")
+	if _, _, resp := p.get(base+"//evil.example/x?"+apiv1.TrafficTokenParam+"="+url.QueryEscape(sb.TrafficToken), nil); resp.Header.Get("Location") != "/evil.example/x" {
+		t.Errorf("the redirect after the token in the URL goes to %q", resp.Header.Get("Location"))
+	}
+	// sbx's API key in Authorization opens it too, and is not passed on.
+	if got := p.echo(sb, 8080, map[string]string{"Authorization": "Bearer " + s.key}); got.Headers["Authorization"] != nil {
+		t.Errorf("the app saw the API key: %v", got.Headers["Authorization"])
 	}
 
 	// By path, for clients without wildcard hosts: in an opaque origin, and
@@ -189,6 +203,16 @@ func TestPreviewsLocal(t *testing.T) {
 		t.Errorf("by path: %d %s %v", status, body, resp.Header)
 	}
 	p.refused(s.url+"/api/v1/sandboxes/"+sb.ID+"/ports/8080/echo", map[string]string{"Cookie": apiv1.TrafficTokenParam + "=" + sb.TrafficToken}, http.StatusUnauthorized, "is private")
+	status, body, _ = p.get(s.url+"/api/v1/sandboxes/"+sb.ID+"/ports/8080/echo", map[string]string{apiv1.TrafficTokenHeader: sb.TrafficToken, "Cookie": "other_tenants=1"})
+	if status != http.StatusOK || !strings.Contains(body, `"cookies":[]`) {
+		t.Errorf("by path, the app saw cookies of the API's host: %d %s", status, body)
+	}
+	if _, _, resp := p.get(s.url+"/api/v1/sandboxes/"+sb.ID+"/ports/8080/cookie", token); resp.Header.Get("Set-Cookie") != "" {
+		t.Errorf("by path, the app set a cookie on the API's host: %q", resp.Header.Get("Set-Cookie"))
+	}
+	if _, _, resp := p.get(base+"/cookie", token); resp.Header.Get("Set-Cookie") == "" {
+		t.Error("on its own host the app cannot set its cookie")
+	}
 
 	// Ports never reached, a port nothing listens on, a host that is none.
 	p.refused(s.url+"/api/v1/sandboxes/"+sb.ID+"/ports/49983/commands", token, http.StatusForbidden, "never reached through a preview")

@@ -56,10 +56,12 @@ func (s *Server) portsProxy(w http.ResponseWriter, r *http.Request) {
 }
 
 // previewProxy passes r on to port of sandbox id as path. By path (on the
-// API's own host) what the app answers runs in a sandboxed, opaque origin
-// (Content-Security-Policy: sandbox), so that a page one tenant serves
-// there cannot read the API's origin or another sandbox's previews; and
-// no cookie opens it. A browser uses the preview host instead.
+// API's own host, which every sandbox's path-based previews share) what
+// the app answers runs in a sandboxed, opaque origin
+// (Content-Security-Policy: sandbox), and no cookie passes either way, so
+// that a page one tenant serves there can read neither the API's origin
+// nor another sandbox's previews, nor set or see their cookies; and no
+// cookie opens it. A browser uses the preview host instead.
 func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, id, path string) {
 	byPath := isPortsPath(r.URL.Path)
 	cred, fromQuery, err := s.previewCredentials(r, !byPath)
@@ -73,6 +75,10 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 		return
 	}
 	defer a.Close()
+	if cred.FromCookie && !sameSiteRequest(r) {
+		s.error(w, r, sbx.Errorf(sbx.EForbidden, "a request from another site does not carry this preview's cookie: open the preview itself, or send the traffic token in %s", apiv1.TrafficTokenHeader))
+		return
+	}
 	if fromQuery && !byPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		s.keepToken(w, r, cred.Token)
 		return
@@ -95,7 +101,14 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 			pr.Out.Host = host
 			pr.Out.Header.Del("X-API-Key")
 			pr.Out.Header.Del(apiv1.TrafficTokenHeader)
-			dropTokenCookie(pr.Out)
+			if isAPIKeyAuthorization(pr.Out.Header) {
+				pr.Out.Header.Del("Authorization")
+			}
+			if byPath {
+				pr.Out.Header.Del("Cookie")
+			} else {
+				dropTokenCookie(pr.Out)
+			}
 			q := pr.Out.URL.Query()
 			if q.Has(apiv1.TrafficTokenParam) {
 				q.Del(apiv1.TrafficTokenParam)
@@ -105,6 +118,7 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 		ModifyResponse: func(resp *http.Response) error {
 			if byPath {
 				resp.Header.Set("Content-Security-Policy", "sandbox allow-scripts allow-forms allow-popups allow-downloads")
+				resp.Header.Del("Set-Cookie")
 			}
 			return nil
 		},
@@ -120,8 +134,9 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 			case r.Context().Err() != nil: // the caller left
 			case errors.Is(err, syscall.ECONNREFUSED):
 				s.error(w, r, sbx.Errorf(sbx.EProvider, "no process listens on port %d in sandbox %s", port, sb.ProviderSandboxID))
-			default:
-				s.error(w, r, sbx.Errorf(sbx.EProvider, "port %d of sandbox %s did not answer: %v", port, sb.ProviderSandboxID, err))
+			default: // the cause names the sandbox's own address: logged, not answered
+				s.log.Warn("preview: no answer", "sandbox", sb.ProviderSandboxID, "port", port, "err", err)
+				s.error(w, r, sbx.Errorf(sbx.EProvider, "port %d of sandbox %s did not answer", port, sb.ProviderSandboxID))
 			}
 		},
 	}
@@ -129,11 +144,15 @@ func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, 
 }
 
 // previewCredentials reads what r carries to open a preview: an API key
-// (X-API-Key only: Authorization is the app's), and a token from the
-// header, the query (fromQuery) or, with cookies, the cookie, in that
-// order.
+// (X-API-Key, or Authorization when it bears an sbx API key; any other
+// Authorization is the app's), and a token from the header, the query
+// (fromQuery) or, with cookies, the cookie, in that order.
 func (s *Server) previewCredentials(r *http.Request, cookies bool) (cred preview.Credentials, fromQuery bool, err error) {
-	if secret := r.Header.Get("X-API-Key"); secret != "" {
+	secret := r.Header.Get("X-API-Key")
+	if secret == "" && isAPIKeyAuthorization(r.Header) {
+		secret = strings.TrimSpace(r.Header.Get("Authorization")[len("Bearer "):])
+	}
+	if secret != "" {
 		c, err := s.tenancy.Authenticate(r.Context(), secret)
 		if err != nil {
 			return cred, false, err
@@ -147,7 +166,7 @@ func (s *Server) previewCredentials(r *http.Request, cookies bool) (cred preview
 		return cred, true, nil
 	}
 	if c, err := r.Cookie(apiv1.TrafficTokenParam); err == nil && cookies {
-		cred.Token = c.Value
+		cred.Token, cred.FromCookie = c.Value, true
 	}
 	return cred, false, nil
 }
@@ -159,13 +178,33 @@ func (s *Server) previewCredentials(r *http.Request, cookies bool) (cred preview
 func (s *Server) keepToken(w http.ResponseWriter, r *http.Request, token string) {
 	http.SetCookie(w, &http.Cookie{Name: apiv1.TrafficTokenParam, Value: token, Path: "/",
 		HttpOnly: true, Secure: r.TLS != nil || strings.HasPrefix(s.cfg.PublicURL, "https:"), SameSite: http.SameSiteLaxMode})
-	u := *r.URL
+	u := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/"), RawQuery: r.URL.RawQuery} // one leading slash: never //other.host
 	q := u.Query()
 	q.Del(apiv1.TrafficTokenParam)
 	u.RawQuery = q.Encode()
-	u.Scheme, u.Host = "", ""
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+}
+
+// sameSiteRequest reports whether a browser sent r from the preview's own
+// origin, or as a navigation the user made (a link opened, an address
+// typed): the only requests the preview's cookie opens it for. Every
+// preview host of a domain is the same site, so SameSite alone would let
+// one tenant's page send requests to another's preview with its cookie.
+// A client that sends no Sec-Fetch-Site is not a browser that does this.
+func sameSiteRequest(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return true
+	}
+	return r.Header.Get("Sec-Fetch-Mode") == "navigate" && (r.Method == http.MethodGet || r.Method == http.MethodHead)
+}
+
+// isAPIKeyAuthorization reports whether h's Authorization bears an sbx API
+// key: sbx's own credential, never passed to an app.
+func isAPIKeyAuthorization(h http.Header) bool {
+	scheme, token, _ := strings.Cut(h.Get("Authorization"), " ")
+	return strings.EqualFold(scheme, "Bearer") && strings.HasPrefix(strings.TrimSpace(token), sbx.APIKeyPrefix)
 }
 
 // dropTokenCookie removes the preview's own cookie from a request, keeping

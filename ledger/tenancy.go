@@ -15,7 +15,7 @@ import (
 )
 
 // KeyPrefix starts every API key secret, so that leaked keys are recognisable.
-const KeyPrefix = "sbx_"
+const KeyPrefix = sbx.APIKeyPrefix
 
 // NewOrg is sbx.NewOrg.
 type NewOrg = sbx.NewOrg

@@ -73,8 +73,9 @@ func New(store Store, sandboxes Sandboxes, clock sbx.Clock) *Service {
 // Credentials are what a preview request carries: the caller of an API key
 // it sent (nil: none) and a token (the traffic token or a link's).
 type Credentials struct {
-	Caller *sbx.Caller
-	Token  string
+	Caller     *sbx.Caller
+	Token      string
+	FromCookie bool // the token came in the preview's cookie
 }
 
 // Open lets preview traffic through to port of sandbox ref (its provider

@@ -8,6 +8,7 @@
 //	GET /echo       the request as the app saw it (JSON: port, method, host, path, query, headers, cookies)
 //	GET /bytes?n=N  N zero bytes (a download)
 //	GET /ws         a WebSocket that sends back every message it receives
+//	GET /cookie     sets the cookie app=set
 //	GET /           "hello from PORT\n"
 package echoserver
 
@@ -74,6 +75,9 @@ func Handler(port int) http.Handler {
 				return
 			}
 		}
+	})
+	mux.HandleFunc("GET /cookie", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "app", Value: "set", Path: "/"})
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello from "+strconv.Itoa(port)+"\n")
