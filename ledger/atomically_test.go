@@ -56,29 +56,41 @@ func atomically(t *testing.T, dsn string) {
 		t.Fatalf("a failed Atomically wrote nothing: %d keys, %v", len(keys), err)
 	}
 
-	// A removal racing the check waits for the commit.
+	// A removal racing the check waits for the commit, and makes no
+	// deadlock with the key's insert under the org (whose foreign key's
+	// check locks the org row the removal holds): the function runs once.
 	removed := make(chan error, 1)
 	var removedDuring bool
+	runs := 0
 	err = s.Atomically(ctx, func(ctx context.Context) error {
+		runs++
 		role, err := s.MemberRole(ctx, ws.ID, ada.User.ID)
 		if err != nil || role != sbx.RoleAdmin {
 			t.Fatalf("role read inside: %q %v", role, err)
 		}
-		go func() {
-			_, _, err := s.RemoveMember(context.Background(), org.ID, ws.ID, ada.User.ID)
-			removed <- err
-		}()
-		select { // long enough for the removal to commit were it not held back
+		if runs == 1 {
+			go func() {
+				_, _, err := s.RemoveMember(context.Background(), org.ID, ws.ID, ada.User.ID)
+				removed <- err
+			}()
+		}
+		// Long enough for the removal to commit were it not held back, and
+		// past PostgreSQL's deadlock_timeout (1 s), so that a cycle the
+		// insert below would close is found in this transaction.
+		select {
 		case err := <-removed:
 			removedDuring = true
 			removed <- err
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(1100 * time.Millisecond):
 		}
 		_, _, err = s.CreateAPIKey(ctx, sbx.APIKey{OrgID: org.ID, Name: "ada's", UserID: ada.User.ID}, t0)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Errorf("the function ran %d times: a deadlock or a conflict made the transaction run again", runs)
 	}
 	if removedDuring {
 		t.Error("a membership read inside Atomically was removed before its commit")

@@ -241,9 +241,9 @@ func (s *Store) settleOneStatement(ctx context.Context, sb sbx.Sandbox, now time
 	err := s.read(ctx).row(ctx, `
 		WITH sb AS (
 			SELECT id, org_id FROM sandboxes
-			WHERE id = ? AND last_settled_at = ? AND state = ? FOR UPDATE
+			WHERE id = ? AND last_settled_at = ? AND state = ? FOR NO KEY UPDATE
 		), o AS (
-			SELECT orgs.id, orgs.balance_micros AS old FROM orgs JOIN sb ON orgs.id = sb.org_id FOR UPDATE OF orgs
+			SELECT orgs.id, orgs.balance_micros AS old FROM orgs JOIN sb ON orgs.id = sb.org_id FOR NO KEY UPDATE OF orgs
 		), u AS (
 			UPDATE orgs SET balance_micros = o.old - LEAST(o.old, CAST(? AS BIGINT)) FROM o WHERE orgs.id = o.id
 			RETURNING LEAST(o.old, CAST(? AS BIGINT)) AS paid, orgs.balance_micros AS balance

@@ -68,10 +68,14 @@ func (d db) stmt(ctx context.Context, q string) *sql.Stmt {
 
 // forUpdate is the clause that locks the rows a SELECT reads until the
 // transaction ends: needed on PostgreSQL, where transactions run side by
-// side; SQLite has one writer at a time and no such clause.
+// side; SQLite has one writer at a time and no such clause. It is FOR NO
+// KEY UPDATE: no row's key ever changes, and so a foreign key's check in
+// another transaction (FOR KEY SHARE of the row it names: an API key
+// inserted under an org while a member of that org is removed) neither
+// waits for it nor makes a deadlock with it.
 func (d db) forUpdate() string {
 	if d.pg {
-		return " FOR UPDATE"
+		return " FOR NO KEY UPDATE"
 	}
 	return ""
 }

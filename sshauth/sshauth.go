@@ -108,6 +108,7 @@ func (s *Service) AddKey(ctx context.Context, c sbx.Caller, spec KeySpec) (sbx.S
 	k := sbx.SSHKey{OrgID: c.Org.ID, Name: name, Type: pub.Type(), Fingerprint: ssh.FingerprintSHA256(pub),
 		PublicKey: strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub))),
 		ProjectID: spec.ProjectID, CreatedBy: c.Key.ID}
+	var out sbx.SSHKey
 	if spec.User == "" && spec.ProjectID == "" {
 		k.UserID, k.ProjectID = c.Key.UserID, c.Key.ProjectID
 	}
@@ -134,14 +135,16 @@ func (s *Service) AddKey(ctx context.Context, c sbx.Caller, spec KeySpec) (sbx.S
 		if err := s.policy.ManageSSHKey(ctx, c, k, "registering"); err != nil {
 			return err
 		}
-		var err error
-		k, err = s.store.CreateSSHKey(ctx, k, s.clock.Now())
+		made, err := s.store.CreateSSHKey(ctx, k, s.clock.Now())
+		if err == nil { // never k itself: on PostgreSQL the function may run again
+			out = made
+		}
 		return err
 	})
 	if err != nil {
 		return sbx.SSHKey{}, err
 	}
-	return k, nil
+	return out, nil
 }
 
 // Keys lists a page of the SSH keys of c's org: everyone in the org lists

@@ -42,6 +42,7 @@ func (s *Service) CreateKey(ctx context.Context, c sbx.Caller, spec KeySpec) (sb
 		return sbx.APIKey{}, "", err
 	}
 	k := sbx.APIKey{OrgID: c.Org.ID, Name: name, ProjectID: spec.ProjectID}
+	var out sbx.APIKey
 	var secret string
 	err := s.store.Atomically(ctx, func(ctx context.Context) error {
 		if spec.User != "" {
@@ -54,14 +55,16 @@ func (s *Service) CreateKey(ctx context.Context, c sbx.Caller, spec KeySpec) (sb
 		if err := s.policy.ManageKey(ctx, c, k, "making"); err != nil {
 			return err
 		}
-		var err error
-		k, secret, err = s.store.CreateAPIKey(ctx, k, s.clock.Now())
+		made, sec, err := s.store.CreateAPIKey(ctx, k, s.clock.Now())
+		if err == nil { // never k itself: on PostgreSQL the function may run again
+			out, secret = made, sec
+		}
 		return err
 	})
 	if err != nil {
 		return sbx.APIKey{}, "", err
 	}
-	return k, secret, nil
+	return out, secret, nil
 }
 
 // RevokeKey ends a key of c's org (by ID) at once.
