@@ -62,7 +62,7 @@ func (m *Manager) AgentFor(ctx context.Context, c sbx.Caller, ref, why string) (
 	if err != nil {
 		return nil, err
 	}
-	return m.agent(ctx, sb.ID, why, true)
+	return m.agent(ctx, sb.ID, traffic{why: why, wake: true})
 }
 
 // AgentOf is Agent for a sandbox's runtime URL, which names it by its
@@ -78,7 +78,7 @@ func (m *Manager) AgentOf(ctx context.Context, providerSandboxID, token string) 
 	if err != nil || subtle.ConstantTimeCompare([]byte(token), []byte(sb.AccessToken)) != 1 {
 		return nil, noAccess()
 	}
-	return m.agent(ctx, sb.ID, "a call to its runtime URL", true)
+	return m.agent(ctx, sb.ID, traffic{why: "a call to its runtime URL", wake: true})
 }
 
 // Reach is Agent for traffic that its surface authorizes, to sandbox ref
@@ -99,13 +99,14 @@ func (m *Manager) Reach(ctx context.Context, ref, why string, check func(sbx.San
 	if err != nil {
 		return nil, err
 	}
+	tr := traffic{why: why, wake: wake, wait: WakeWait}
 	if sb.State != sbx.StateRunning {
-		return m.agent(ctx, sb.ID, why, wake)
+		return m.agent(ctx, sb.ID, tr)
 	}
 	a := m.register(ctx, sb.ID)
 	if m.streams.ended.Load() != ended { // something stopped meanwhile: read it again
 		a.Close()
-		return m.agent(ctx, sb.ID, why, wake)
+		return m.agent(ctx, sb.ID, tr)
 	}
 	if err := m.connect(ctx, a, sb); err != nil {
 		a.Close()
@@ -124,9 +125,9 @@ func noAccess() error {
 // the sandbox running: registered first, it ends with any change that
 // takes the sandbox out of running from the moment the sandbox is seen to
 // run.
-func (m *Manager) agent(ctx context.Context, id, why string, wake bool) (*AgentConn, error) {
+func (m *Manager) agent(ctx context.Context, id string, tr traffic) (*AgentConn, error) {
 	a := m.register(ctx, id)
-	sb, err := m.running(ctx, id, why, wake)
+	sb, err := m.running(ctx, id, tr)
 	if err == nil {
 		err = m.connect(ctx, a, sb)
 	}
@@ -158,10 +159,10 @@ func (m *Manager) connect(ctx context.Context, a *AgentConn, sb sbx.Sandbox) (er
 }
 
 // running returns sandbox id once created and running. A paused one is
-// woken first (why says by what, in the timeline) when wake is true, else
+// woken first (tr.why says by what, in the timeline) when tr.wake, else
 // refused. Requests that find it paused together wake it once: the first
 // resumes it under the sandbox's lock, the others then find it running.
-func (m *Manager) running(ctx context.Context, id, why string, wake bool) (sbx.Sandbox, error) {
+func (m *Manager) running(ctx context.Context, id string, tr traffic) (sbx.Sandbox, error) {
 	if err := m.waitCreate(ctx, id); err != nil {
 		return sbx.Sandbox{}, err
 	}
@@ -169,12 +170,12 @@ func (m *Manager) running(ctx context.Context, id, why string, wake bool) (sbx.S
 	if err != nil {
 		return sb, err
 	}
-	if sb.State == sbx.StatePaused && !wake {
+	if sb.State == sbx.StatePaused && !tr.wake {
 		return sb, &sbx.Error{Code: sbx.EConflict, RetryAfter: 5 * time.Second, Message: fmt.Sprintf("sandbox %s is paused, and its previews do not wake it (preview.wake is false): "+
 			"resume it (sbx sandbox resume %[1]s, or POST /api/v1/sandboxes/%[1]s/resume) and try again", sb.ProviderSandboxID)}
 	}
 	if sb.State == sbx.StatePaused {
-		woken, err := m.wakeFor(ctx, sb, why)
+		woken, err := m.wakeFor(ctx, sb, tr)
 		if err != nil {
 			cur, e := m.store.GetSandbox(ctx, "", id)
 			if e != nil || cur.State != sbx.StateRunning {
@@ -190,29 +191,43 @@ func (m *Manager) running(ctx context.Context, id, why string, wake bool) (sbx.S
 	return sb, nil
 }
 
-// WakeWait bounds how long a request waits for the wake it set off: past
-// it, the answer is a 503 with Retry-After while the wake goes on.
+// traffic is what reaches a sandbox through serve: why names it in the
+// timeline of a wake, wake says whether it may wake a paused sandbox, and
+// wait, when set, bounds how long it waits for the wake.
+type traffic struct {
+	why  string
+	wake bool
+	wait time.Duration
+}
+
+// WakeWait bounds how long preview traffic waits for the wake it set off:
+// past it, the answer is a 503 with Retry-After while the wake goes on.
+// Calls to the agent (the API, SDKs, SSH) wait for the wake however long
+// it takes, as a resume would.
 const WakeWait = 30 * time.Second
 
-// wakeFor resumes paused sandbox sb for traffic (why), waiting WakeWait at
-// most; a caller who leaves leaves the wake going.
-func (m *Manager) wakeFor(ctx context.Context, sb sbx.Sandbox, why string) (sbx.Sandbox, error) {
+// wakeFor resumes paused sandbox sb for tr, waiting tr.wait at most when
+// set; a caller who leaves leaves the wake going.
+func (m *Manager) wakeFor(ctx context.Context, sb sbx.Sandbox, tr traffic) (sbx.Sandbox, error) {
+	why := "woken by " + tr.why
+	if tr.wait == 0 {
+		return m.resume(ctx, sb.ID, 0, why)
+	}
 	type result struct {
 		sb  sbx.Sandbox
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		woken, err := m.resume(context.WithoutCancel(ctx), sb.ID, 0, "woken by "+why)
+		woken, err := m.resume(context.WithoutCancel(ctx), sb.ID, 0, why)
 		done <- result{woken, err}
 	}()
-	timer := m.clock.After(WakeWait)
 	select {
 	case r := <-done:
 		return r.sb, r.err
-	case <-timer:
+	case <-m.clock.After(tr.wait):
 		return sb, &sbx.Error{Code: sbx.EUnavailable, RetryAfter: 5 * time.Second,
-			Message: fmt.Sprintf("sandbox %s is still waking after %s; try again shortly", sb.ProviderSandboxID, WakeWait)}
+			Message: fmt.Sprintf("sandbox %s is still waking after %s; try again shortly", sb.ProviderSandboxID, tr.wait)}
 	case <-ctx.Done():
 		return sb, ctx.Err()
 	}

@@ -131,3 +131,40 @@ func TestReachWakesPausedSandboxes(t *testing.T) {
 		t.Errorf("after the wake: %s, %d wakes in the timeline, %d more resumes", woken.State, wakes, len(slow.entered))
 	}
 }
+
+// A call to the agent (the API's, an SDK's, SSH's) waits for the wake it
+// sets off however long it takes, as a resume does: WakeWait bounds
+// preview traffic only.
+func TestAgentCallsWaitForTheWholeWake(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	slow := &slowResume{Memory: e.prov, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	m := lifecycle.New(e.store, []sbx.Provider{slow}, lifecycle.Config{DefaultProvider: providertest.MemoryName, MaxTimeout: 24 * time.Hour},
+		e.clock, slog.New(slog.DiscardHandler))
+	sb, err := m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", WaitReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Pause(ctx, e.caller, sb.ID, sbx.PauseUser); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Agent(ctx, e.caller, sb.ID)
+		done <- err
+	}()
+	<-slow.entered
+	e.clock.Advance(2 * lifecycle.WakeWait)
+	select {
+	case err := <-done:
+		t.Fatalf("the call gave up on the wake: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(slow.release)
+	if err := <-done; sbx.ErrorCode(err) != sbx.EUnsupported { // woken; the Memory provider runs no agent
+		t.Errorf("after the wake: %v", err)
+	}
+	if got := e.get(sb.ID); got.State != sbx.StateRunning {
+		t.Errorf("after the wake: %s", got.State)
+	}
+}
