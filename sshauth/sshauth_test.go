@@ -157,9 +157,13 @@ func TestWhoRegistersSSHKeys(t *testing.T) {
 	_, err = svc.AddKey(ctx, f.ada, sshauth.KeySpec{PublicKey: p, User: "mo@example.com", Name: "mo's"})
 	wantErr(t, "a member, for an admin", err, sbx.EForbidden, "needs the admin or owner role")
 
-	k, err = svc.AddKey(ctx, f.pk, sshauth.KeySpec{PublicKey: p, Name: "deploy"})
+	// A project's key registers none, not even its own project's: an SSH key
+	// would outlive the API key's revocation.
+	_, err = svc.AddKey(ctx, f.pk, sshauth.KeySpec{PublicKey: p, Name: "deploy"})
+	wantErr(t, "a project's key, for its own project", err, sbx.EForbidden, "needs the admin or owner role")
+	k, err = svc.AddKey(ctx, f.mo, sshauth.KeySpec{PublicKey: p, ProjectID: f.def.ID, Name: "deploy"})
 	if err != nil || k.Scope() != "project" || k.ProjectID != f.def.ID || k.UserID != "" {
-		t.Fatalf("a project's key registers its own project's: %+v %v", k, err)
+		t.Fatalf("an admin registers a project's: %+v %v", k, err)
 	}
 	_, p2 := newKey(t, "")
 	_, err = svc.AddKey(ctx, f.pk, sshauth.KeySpec{PublicKey: p2, ProjectID: f.two.ID, Name: "x"})
@@ -220,8 +224,10 @@ func TestWhoRegistersSSHKeys(t *testing.T) {
 	if _, err := svc.RemoveKey(ctx, f.ada, forAda.Fingerprint); err != nil {
 		t.Errorf("a member removes their own, by fingerprint, made by an admin: %v", err)
 	}
-	if _, err := svc.RemoveKey(ctx, f.pk, proj.ID); err != nil {
-		t.Errorf("a project's key removes its project's: %v", err)
+	_, err = svc.RemoveKey(ctx, f.pk, proj.ID)
+	wantErr(t, "a project's key, removing its project's", err, sbx.EForbidden, "removing an SSH key")
+	if _, err := svc.RemoveKey(ctx, f.mo, proj.ID); err != nil {
+		t.Errorf("an admin removes a project's of its workspace: %v", err)
 	}
 	if _, err := svc.RemoveKey(ctx, f.mo, adaOwn.ID); err != nil {
 		t.Errorf("an admin removes a member's of its workspace: %v", err)
@@ -276,7 +282,7 @@ func TestKeysOpenWhatTheirKeysReach(t *testing.T) {
 		}
 	}
 	mustAdd(f.ada, sshauth.KeySpec{PublicKey: adaPub})
-	mustAdd(f.pk, sshauth.KeySpec{PublicKey: projPub})
+	mustAdd(f.mo, sshauth.KeySpec{PublicKey: projPub, ProjectID: f.def.ID})
 	mustAdd(f.xOwner, sshauth.KeySpec{PublicKey: adaPub, ProjectID: f.xProj.ID}) // the same key, in org x
 
 	opens := func(who string, pub ssh.PublicKey, ref string, wantOrg string) {
