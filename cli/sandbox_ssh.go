@@ -33,6 +33,7 @@ import (
 const (
 	askpassEnv = "SBX_SSH_ASKPASS" // "1": this process answers ssh's password prompt
 	tokenEnv   = "SBX_SSH_TOKEN"   // the token it answers with
+	loginEnv   = "SBX_SSH_LOGIN"   // user@host of the gateway: the only password prompt it answers
 )
 
 // askpass answers ssh's prompt (args[0]) with the token, when this process
@@ -42,9 +43,12 @@ func askpass(args []string, stdout io.Writer) (int, bool) {
 	if os.Getenv(askpassEnv) != "1" || token == "" || len(args) != 1 {
 		return 0, false
 	}
-	prompt := strings.ToLower(args[0])
-	if !strings.Contains(prompt, "sbx token") && !strings.HasSuffix(strings.TrimSpace(prompt), "password:") {
-		return 1, true // a question for a person (a host key, say): no answer
+	// The gateway's keyboard-interactive question, or its password prompt,
+	// and nothing else: a jump host's password prompt (ssh -J) must not get
+	// the token.
+	prompt := strings.TrimSpace(args[0])
+	if !strings.Contains(strings.ToLower(prompt), "sbx token") && prompt != os.Getenv(loginEnv)+"'s password:" {
+		return 1, true // a question for a person (a host key, another host's password): no answer
 	}
 	fmt.Fprintln(stdout, token)
 	return 0, true
@@ -113,7 +117,7 @@ func runSSH(access *apiv1.SSHAccess, sshArgs, command []string) error {
 		"-o", "NumberOfPasswordPrompts=1"}
 	argv = append(argv, sshArgs...)
 	argv = append(append(argv, "--", access.User+"@"+access.Host), command...)
-	env := append(os.Environ(), "SSH_ASKPASS="+self, "SSH_ASKPASS_REQUIRE=force", askpassEnv+"=1", tokenEnv+"="+access.Token)
+	env := append(os.Environ(), "SSH_ASKPASS="+self, "SSH_ASKPASS_REQUIRE=force", askpassEnv+"=1", tokenEnv+"="+access.Token, loginEnv+"="+access.User+"@"+access.Host)
 	return syscall.Exec(bin, argv, env)
 }
 
