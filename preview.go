@@ -32,6 +32,22 @@ func PreviewPortReserved(port int) bool { return port == 49983 || port == 22 }
 // ValidPort reports whether port is a TCP port number.
 func ValidPort(port int) bool { return port >= 1 && port <= 65535 }
 
+// MaxPorts bounds the ports a sandbox, runtime or template lists.
+const MaxPorts = 32
+
+// CheckPorts checks ports a sandbox would serve, listed at preview URLs,
+// given in field: at most MaxPorts, each a TCP port that a preview reaches.
+func CheckPorts(p *Problems, field string, ports []int) {
+	if len(ports) > MaxPorts {
+		p.Add(field, "%s may list at most %d ports", field, MaxPorts)
+	}
+	for _, port := range ports {
+		if !ValidPort(port) || PreviewPortReserved(port) {
+			p.Add(field, "port %d must be between 1 and 65535, and not the agent's 49983 or SSH's 22 (never reached through a preview)", port)
+		}
+	}
+}
+
 // TrafficToken is the token that opens sb's private previews: derived from
 // its access token (so rotating that rotates this), and telling nothing of
 // it. It opens previews only, never the agent. Empty without an access

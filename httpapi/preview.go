@@ -225,9 +225,8 @@ func dropTokenCookie(r *http.Request) {
 // refused at once (a 502), not retried.
 var previewTransport = &http.Transport{
 	DialContext: func(ctx context.Context, network, host string) (net.Conn, error) {
-		_, addr, _ := strings.Cut(host, ".")
 		d := net.Dialer{Timeout: 10 * time.Second}
-		return d.DialContext(ctx, network, addr)
+		return d.DialContext(ctx, network, agentcall.AddrOf(host))
 	},
 	MaxIdleConnsPerHost: 32,
 	IdleConnTimeout:     30 * time.Second,

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/apiv1"
 )
 
 // What a caller asks for a sandbox, checked and completed here for every
@@ -58,7 +57,6 @@ const (
 	maxMetadata     = 64
 	maxMetaKeyBytes = 128
 	maxMetaValBytes = 1024
-	maxPorts        = 32
 	maxGPUCount     = 8
 )
 
@@ -142,7 +140,7 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	if a.Preview != nil {
 		req.Preview = CheckPreview(&p, "preview", *a.Preview)
 	}
-	CheckPorts(&p, "ports", a.Ports)
+	sbx.CheckPorts(&p, "ports", a.Ports)
 	req.Ports = a.Ports
 	if a.Egress != nil {
 		e := sbx.CheckEgress(&p, "egress", *a.Egress)
@@ -210,18 +208,6 @@ func CheckMetadata(p *sbx.Problems, field string, m map[string]string) {
 			p.Add(field+"."+k, "%s key %q: the prefix sbx. is sbx's own (a runtime's sandboxes carry sbx.runtime_id)", field, k)
 		case len(v) > maxMetaValBytes || strings.ContainsRune(v, 0):
 			p.Add(field+"."+k, "%s value for %q must be at most %d bytes", field, k, maxMetaValBytes)
-		}
-	}
-}
-
-// CheckPorts checks ports a client would reach, given in field.
-func CheckPorts(p *sbx.Problems, field string, ports []int) {
-	if len(ports) > maxPorts {
-		p.Add(field, "%s may list at most %d ports", field, maxPorts)
-	}
-	for _, port := range ports {
-		if !sbx.ValidPort(port) || sbx.PreviewPortReserved(port) {
-			p.Add(field, "port %d must be between 1 and 65535, and not the agent's %d or SSH's 22 (never reached through a preview)", port, apiv1.AgentPort)
 		}
 	}
 }

@@ -131,7 +131,7 @@ func (r *Runtimes) Configure(ctx context.Context, rt sbx.Runtime, ch RuntimeChan
 		c.Timeout = time.Duration(*v) * time.Second
 	}
 	if v := ch.Ports; v != nil {
-		CheckPorts(&p, "ports", *v)
+		sbx.CheckPorts(&p, "ports", *v)
 		c.Ports = *v
 	}
 	if v := ch.Env; v != nil {

@@ -66,19 +66,12 @@ func CheckEgress(e *sbx.Egress) (*sbx.Egress, error) {
 	return &checked, nil
 }
 
-// maxPorts bounds the ports a template declares, as a create's.
-const maxPorts = 32
-
-// CheckPorts rejects ports a template could not declare: more than 32,
-// not TCP ports, or ports never reached through a preview (22, 49983).
+// CheckPorts rejects ports a template could not declare (sbx.CheckPorts).
 func CheckPorts(ports []int) error {
-	if len(ports) > maxPorts {
-		return fmt.Errorf("a template declares at most %d ports", maxPorts)
-	}
-	for _, p := range ports {
-		if !sbx.ValidPort(p) || sbx.PreviewPortReserved(p) {
-			return fmt.Errorf("port %d must be between 1 and 65535, and not 22 or 49983 (never reached through a preview)", p)
-		}
+	var p sbx.Problems
+	sbx.CheckPorts(&p, "ports", ports)
+	if err := p.Err(); err != nil {
+		return fmt.Errorf("%s", sbx.ErrorMessage(err))
 	}
 	return nil
 }

@@ -46,8 +46,13 @@ var client = &http.Client{Transport: &http.Transport{DialContext: dial, DisableK
 
 // dialHost connects to the address a Host names.
 func dialHost(ctx context.Context, network, host string) (net.Conn, error) {
+	return dial(ctx, network, AddrOf(host))
+}
+
+// AddrOf is the address a Host names, without its label.
+func AddrOf(host string) string {
 	_, addr, _ := strings.Cut(host, ".")
-	return dial(ctx, network, addr)
+	return addr
 }
 
 // dial connects to addr.
