@@ -10,13 +10,17 @@ import (
 )
 
 // certFiles serves a certificate from PEM files, loaded again when either
-// file changes (an operator's renewal needs no restart).
+// file changes (an operator's renewal needs no restart). The files are
+// looked at once a second at most, and a pair that fails to load (half
+// written, say) is not tried again until it changes again: the last good
+// pair goes on serving meanwhile.
 type certFiles struct {
 	certFile, keyFile string
 
 	mu      sync.Mutex
 	cert    *tls.Certificate
-	modTime time.Time // the later of the two files' when cert was loaded
+	tried   time.Time // the later of the two files' modification times when last loaded or tried
+	checked time.Time // when the files were last looked at
 }
 
 // newCertFiles loads the pair once, so that a bad pair (or half of one)
@@ -34,12 +38,18 @@ func newCertFiles(certFile, keyFile string) (*certFiles, error) {
 
 // get is a tls.Config's GetCertificate.
 func (c *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	mod, err := c.newest()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cert != nil && (err != nil || !mod.After(c.modTime)) {
+	now := time.Now()
+	if c.cert != nil && now.Sub(c.checked) < time.Second {
+		return c.cert, nil
+	}
+	c.checked = now
+	mod, err := c.newest()
+	if c.cert != nil && (err != nil || !mod.After(c.tried)) {
 		return c.cert, nil // unchanged, or being replaced: keep serving the last good pair
 	}
+	c.tried = mod
 	pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
 	if err != nil {
 		if c.cert != nil {
@@ -47,7 +57,7 @@ func (c *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 		}
 		return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %w", c.certFile, c.keyFile, err)
 	}
-	c.cert, c.modTime = &pair, mod
+	c.cert = &pair
 	return c.cert, nil
 }
 
