@@ -68,6 +68,29 @@ func act(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	}
 }
 
+// present waits until an element matches selector. Unlike
+// chromedp.WaitVisible, which follows the first node it finds, it asks the
+// page again each time: the list re-renders its rows, and a wait that
+// followed a row replaced meanwhile would never end.
+func present(selector string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		for {
+			var found bool
+			if err := chromedp.Evaluate(fmt.Sprintf("document.querySelector(%q) !== null", selector), &found).Do(ctx); err != nil {
+				return err
+			}
+			if found {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
 // screenshot writes docs/ui/NAME.png when SBX_UI_SCREENSHOTS=1, so that an
 // ordinary run leaves the repository as it is.
 func screenshot(t *testing.T, ctx context.Context, name string) {
@@ -220,16 +243,16 @@ func TestConsoleLocal(t *testing.T) {
 	// Another client pauses it; the list shows it by itself.
 	row := `#sandboxes tr[data-id="` + id + `"]`
 	s.call("POST", "/api/v1/sandboxes/"+id+"/pause", nil, 200, nil)
-	act(t, ctx, "the list shows the pause", chromedp.WaitVisible(row+`[data-state="paused"]`, chromedp.ByQuery))
+	act(t, ctx, "the list shows the pause", present(row+`[data-state="paused"]`))
 	if r := text(t, ctx, row); !strings.Contains(r, "paused: user") {
 		t.Errorf("a paused row shows %q", r)
 	}
 	// Resume, pause and delete from the list.
-	act(t, ctx, "resume", chromedp.Click(row+` button.resume`, chromedp.ByQuery), chromedp.WaitVisible(row+`[data-state="running"]`, chromedp.ByQuery))
+	act(t, ctx, "resume", chromedp.Click(row+` button.resume`, chromedp.ByQuery), present(row+`[data-state="running"]`))
 	if st := s.get(id).State; st != "running" {
 		t.Errorf("after resume from the list: %s", st)
 	}
-	act(t, ctx, "pause", chromedp.Click(row+` button.pause`, chromedp.ByQuery), chromedp.WaitVisible(row+`[data-state="paused"]`, chromedp.ByQuery))
+	act(t, ctx, "pause", chromedp.Click(row+` button.pause`, chromedp.ByQuery), present(row+`[data-state="paused"]`))
 	if st := s.get(id).State; st != "paused" {
 		t.Errorf("after pause from the list: %s", st)
 	}
@@ -241,8 +264,7 @@ func TestConsoleLocal(t *testing.T) {
 	}
 	act(t, ctx, "delete", chromedp.Click(row+` button.delete`, chromedp.ByQuery),
 		chromedp.WaitVisible("#confirm[open]", chromedp.ByQuery), chromedp.Click("#confirm-ok", chromedp.ByQuery),
-		chromedp.WaitVisible(row+`[data-state="killed"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#refresh-status[data-auto="off"]`, chromedp.ByQuery))
+		present(row+`[data-state="killed"]`), present(`#refresh-status[data-auto="off"]`))
 	if st := s.get(id).State; st != "killed" {
 		t.Errorf("after delete from the list: %s", st)
 	}
