@@ -1,5 +1,6 @@
 // The sbx console: sign-in, the sandboxes list, the three-step create
-// wizard, a sandbox's page (files, metrics), runtimes and the wallet, over the public REST API (api.js). Views are sections of
+// wizard, a sandbox's page (its files, its CPU and memory), the runtimes
+// and the wallet, over the public REST API (api.js). Views are sections of
 // index.html switched by the URL's hash; everything a user gave or the API
 // answered is written as text, never as HTML.
 import { api, stream, raw, session, newKey, APIError } from './api.js';
