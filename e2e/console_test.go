@@ -69,7 +69,7 @@ func act(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	if err := chromedp.Run(step, actions...); err != nil {
 		// What the page showed, to say why.
 		var shown string
-		chromedp.Run(ctx, chromedp.Evaluate(`[location.hash, document.querySelector("#error")?.innerText || "", document.querySelector("main")?.innerText.slice(0, 3000)].join(" | ")`, &shown))
+		chromedp.Run(ctx, chromedp.Evaluate(`[location.hash, "dialog: " + (document.querySelector("dialog[open]")?.innerText || "none"), document.querySelector("#error")?.innerText || "", document.querySelector("main")?.innerText.slice(0, 3000)].join(" | ")`, &shown))
 		t.Fatalf("%s: %v\nthe page: %s", what, err, shown)
 	}
 }

@@ -240,14 +240,28 @@ async function action(s, verb) {
   loadList();
 }
 
-function confirmDelete(s) {
+// ask opens the confirmation with text and fn for its OK button. The OK is
+// taken from the form's submit, which comes with the click, never from the
+// dialog's close event: that comes as a task of its own, late enough under
+// load to be taken for the next question's answer.
+let confirmed = null;
+function ask(text, ok, fn) {
   const dlg = $('#confirm');
-  $('#confirm-text').textContent = `Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`;
-  $('#confirm-ok').textContent = 'Delete';
+  $('#confirm-text').textContent = text;
+  $('#confirm-ok').textContent = ok;
   dlg.returnValue = '';
-  dlg.addEventListener('close', () => { if (dlg.returnValue === 'ok') action(s, 'delete'); }, { once: true });
+  confirmed = fn;
   dlg.showModal();
   $('#confirm-cancel').focus();
+}
+$('#confirm form').addEventListener('submit', (ev) => {
+  const fn = confirmed;
+  confirmed = null;
+  if (ev.submitter?.value === 'ok' && fn) fn();
+});
+
+function confirmDelete(s) {
+  ask(`Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`, 'Delete', () => action(s, 'delete'));
 }
 
 $('#filter-state').addEventListener('change', loadList);
@@ -350,13 +364,7 @@ function renderSandbox(s) {
 }
 
 function confirmThen(s, fn) {
-  const dlg = $('#confirm');
-  $('#confirm-text').textContent = `Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`;
-  $('#confirm-ok').textContent = 'Delete';
-  dlg.returnValue = '';
-  dlg.addEventListener('close', () => { if (dlg.returnValue === 'ok') fn(); }, { once: true });
-  dlg.showModal();
-  $('#confirm-cancel').focus();
+  ask(`Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`, 'Delete', fn);
 }
 
 async function followLogs(mine) {
@@ -527,21 +535,14 @@ async function download(mine, f) {
 }
 
 function confirmFileDelete(mine, f) {
-  const dlg = $('#confirm');
-  $('#confirm-text').textContent = `Delete ${f.path}${f.type === 'dir' ? ' and everything in it' : ''}? It is gone for good.`;
-  $('#confirm-ok').textContent = 'Delete';
-  dlg.returnValue = '';
-  dlg.addEventListener('close', async () => {
-    if (dlg.returnValue !== 'ok') return;
+  ask(`Delete ${f.path}${f.type === 'dir' ? ' and everything in it' : ''}? It is gone for good.`, 'Delete', async () => {
     clearError();
     try {
       await raw('DELETE', `/sandboxes/${encodeURIComponent(mine.id)}/files?${new URLSearchParams({ path: f.path })}`);
       $('#files-status').textContent = `Deleted ${f.name}.`;
     } catch (e) { showError(e); }
     listFiles(mine, mine.dir || parentOf(f.path));
-  }, { once: true });
-  dlg.showModal();
-  $('#confirm-cancel').focus();
+  });
 }
 
 $('#files-nav').addEventListener('submit', (ev) => {
@@ -698,13 +699,7 @@ async function runtimeAction(rt, verb) {
     loadRuntimes();
   };
   if (verb !== 'reset') { go(); return; }
-  const dlg = $('#confirm');
-  $('#confirm-text').textContent = `Reset runtime ${rt.id}? Its sandbox ends, with its processes and files; the next start makes a new one.`;
-  $('#confirm-ok').textContent = 'Reset';
-  dlg.returnValue = '';
-  dlg.addEventListener('close', () => { if (dlg.returnValue === 'ok') go(); }, { once: true });
-  dlg.showModal();
-  $('#confirm-cancel').focus();
+  ask(`Reset runtime ${rt.id}? Its sandbox ends, with its processes and files; the next start makes a new one.`, 'Reset', go);
 }
 $('#runtimes-refresh').addEventListener('click', () => loadRuntimes());
 
