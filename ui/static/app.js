@@ -296,7 +296,8 @@ async function openSandbox(id) {
   if (page !== mine) return;
   followLogs(mine);
   sampleMetrics(mine);
-  if (mine.sandbox && mine.sandbox.state === 'running') listFiles(mine, '/workspace');
+  if (mine.sandbox?.state === 'running') listFiles(mine, '/workspace');
+  else $('#files-status').textContent = `Files are listed by themselves while the sandbox runs (it is ${mine.sandbox?.state || 'unknown'}).`;
 }
 
 async function pollSandbox(mine) {
