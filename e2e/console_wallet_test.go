@@ -76,6 +76,7 @@ func TestConsoleWalletAndRuntimes(t *testing.T) {
 	if cpu := text(t, ctx, `#rates tr[data-resource="cpu"]`); !strings.Contains(cpu, "cpu") {
 		t.Errorf("the price table's cpu row %q", cpu)
 	}
+	screenshot(t, ctx, "wallet")
 	// A period before the sandbox: nothing spent.
 	act(t, ctx, "a period without spending", chromedp.SetValue("#period", "custom", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("#period").dispatchEvent(new Event("change"))`, nil),
@@ -86,7 +87,6 @@ func TestConsoleWalletAndRuntimes(t *testing.T) {
 	if total := text(t, ctx, "#spending-total"); !sameCredits(total, "0") {
 		t.Errorf("spending in 2020: %q", total)
 	}
-	screenshot(t, ctx, "wallet")
 
 	// The runtimes page: the default project's runtime, idle.
 	var list apiv1.RuntimeList

@@ -463,7 +463,7 @@ function renderMetrics(mine) {
   const chart = $('#metrics-chart');
   const cpuMax = Math.max(s.cpu || 1, ...mine.samples.map((x) => x.cpu || 0));
   const memMax = Math.max(s.memoryMB || 1, ...mine.samples.map((x) => x.mem));
-  const x = (i) => (mine.samples.length < 2 ? 0 : (i / (METRICS_KEEP - 1)) * w);
+  const x = (i) => (mine.samples.length < 2 ? w : (i / (mine.samples.length - 1)) * w); // the samples kept, across the chart
   const line = (f, max) => mine.samples.map((p, i) => [i, f(p)]).filter(([, v]) => v != null)
     .map(([i, v]) => `${x(i).toFixed(1)},${(h - 4 - (v / max) * (h - 8)).toFixed(1)}`).join(' ');
   chart.replaceChildren(
