@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,11 +119,12 @@ func signIn(t *testing.T, ctx context.Context, key string) {
 // command's output, a file uploaded, downloaded and deleted, the CPU and
 // memory chart sampled), the list refreshing by itself when another client
 // pauses the sandbox, pause,
-// resume and a confirmed delete from the list, a 401 and a 402 explained,
+// resume and a confirmed delete from the list, the wallet showing what it
+// spent, a 401 and a 402 explained,
 // sign-out.
 func TestConsoleLocal(t *testing.T) {
 	ctx := browser(t)
-	s := localServer(t, false)
+	s := localServer(t, false, "--meter-interval", "1s")
 
 	act(t, ctx, "open /", chromedp.Navigate(s.url+"/"), chromedp.WaitVisible("#view-signin", chromedp.ByQuery))
 	// A wrong key: what happened and what to do, still signed out.
@@ -300,6 +302,18 @@ func TestConsoleLocal(t *testing.T) {
 		chromedp.WaitVisible(`#refresh-status[data-auto="off"]`, chromedp.ByQuery))
 	if st := s.get(id).State; st != "killed" {
 		t.Errorf("after delete from the list: %s", st)
+	}
+
+	// The wallet shows what the sandbox spent (the meter settles every
+	// second here, and once more at its end) and its settlements.
+	act(t, ctx, "the wallet", chromedp.Click("#nav-wallet", chromedp.ByQuery),
+		chromedp.WaitVisible(`#spend-sandboxes tr[data-id="`+id+`"]`, chromedp.ByQuery))
+	spent := strings.Fields(text(t, ctx, `#spend-sandboxes tr[data-id="`+id+`"]`))
+	if v, err := strconv.ParseFloat(spent[len(spent)-1], 64); err != nil || v <= 0 || !strings.Contains(strings.Join(spent, " "), "local") {
+		t.Errorf("the sandbox's spending in the wallet: %q", spent)
+	}
+	if n := eval[int](t, ctx, `[...document.querySelectorAll("#settlements tbody tr")].filter((r) => r.textContent.includes("`+id+`")).length`); n == 0 {
+		t.Error("the wallet shows none of the sandbox's settlements")
 	}
 
 	// An org without credits: the create's 402, explained.
