@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -77,6 +78,7 @@ func TestConsoleWalletAndRuntimes(t *testing.T) {
 		t.Errorf("the price table's cpu row %q", cpu)
 	}
 	screenshot(t, ctx, "wallet")
+	fitsPhone(t, ctx, "the wallet")
 	// A period before the sandbox: nothing spent.
 	act(t, ctx, "a period without spending", chromedp.SetValue("#period", "custom", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("#period").dispatchEvent(new Event("change"))`, nil),
@@ -116,6 +118,7 @@ func TestConsoleWalletAndRuntimes(t *testing.T) {
 			screenshot(t, ctx, "runtimes")
 		}
 	}
+	fitsPhone(t, ctx, "the runtimes")
 	if sid := text(t, ctx, row+" td:nth-child(5)"); sid == "—" || sid == "" {
 		t.Errorf("a running runtime shows no sandbox: %q", sid)
 	}
@@ -133,4 +136,15 @@ func sameCredits(a, b string) bool {
 	x, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
 	y, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
 	return err1 == nil && err2 == nil && strconv.FormatFloat(x, 'f', 6, 64) == strconv.FormatFloat(y, 'f', 6, 64)
+}
+
+// fitsPhone checks that the page fits a phone's 390 px (only tables scroll
+// sideways), then goes back to 1280×800.
+func fitsPhone(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	act(t, ctx, "phone width", chromedp.EmulateViewport(390, 844))
+	if !eval[bool](t, ctx, `document.documentElement.scrollWidth <= window.innerWidth`) {
+		t.Errorf("at 390 px %s is %d px wide", what, eval[int](t, ctx, `document.documentElement.scrollWidth`))
+	}
+	act(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 800))
 }
