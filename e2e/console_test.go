@@ -11,10 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -63,15 +65,19 @@ func browser(t *testing.T) context.Context {
 // act runs browser actions, failing the test with what it was doing.
 func act(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
 	t.Helper()
-	if err := chromedp.Run(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
+	step, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Run(step, actions...); err != nil {
+		// What the page showed, to say why.
+		var shown string
+		chromedp.Run(ctx, chromedp.Evaluate(`[location.hash, "dialog: " + (document.querySelector("dialog[open]")?.innerText || "none"), document.querySelector("#error")?.innerText || "", document.querySelector("main")?.innerText.slice(0, 3000)].join(" | ")`, &shown))
+		t.Fatalf("%s: %v\nthe page: %s", what, err, shown)
 	}
 }
 
-// present waits until an element matches selector. Unlike
-// chromedp.WaitVisible, which follows the first node it finds, it asks the
-// page again each time: the list re-renders its rows, and a wait that
-// followed a row replaced meanwhile would never end.
+// present waits until an element matches selector, asking the page again
+// each time rather than following the first node chromedp.WaitVisible
+// finds: the list re-renders its rows.
 func present(selector string) chromedp.Action {
 	return chromedp.ActionFunc(func(ctx context.Context) error {
 		for {
@@ -132,13 +138,15 @@ func signIn(t *testing.T, ctx context.Context, key string) {
 // sandboxes: sign-in, the wizard's three steps (a field error from the API
 // by its field, then a create with an env var and a timeout of its own), the
 // sandbox's page (connection info, live timeline, the log followed, a
-// command's output), the list refreshing by itself when another client
+// command's output, a file uploaded, downloaded and deleted, the CPU and
+// memory chart sampled), the list refreshing by itself when another client
 // pauses the sandbox, pause,
-// resume and a confirmed delete from the list, a 401 and a 402 explained,
+// resume and a confirmed delete from the list, the wallet showing what it
+// spent, a 401 and a 402 explained,
 // sign-out.
 func TestConsoleLocal(t *testing.T) {
 	ctx := browser(t)
-	s := localServer(t, false)
+	s := localServer(t, false, "--meter-interval", "1s")
 
 	act(t, ctx, "open /", chromedp.Navigate(s.url+"/"), chromedp.WaitVisible("#view-signin", chromedp.ByQuery))
 	// A wrong key: what happened and what to do, still signed out.
@@ -236,7 +244,55 @@ func TestConsoleLocal(t *testing.T) {
 	if out := text(t, ctx, "#cmd-output"); !strings.Contains(out, "hello from the console") {
 		t.Errorf("the command's output %q", out)
 	}
+	// Its files: upload one into /workspace, download it (the browser's
+	// download, compared byte for byte) and delete it.
+	act(t, ctx, "the file browser", chromedp.WaitVisible(`#files[data-dir="/workspace"]`, chromedp.ByQuery))
+	content := "uploaded by the console\nline two\n"
+	local := filepath.Join(t.TempDir(), "console-upload.txt")
+	if err := os.WriteFile(local, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := `#files tr[data-path="/workspace/console-upload.txt"]`
+	act(t, ctx, "upload", chromedp.SetUploadFiles("#files-file", []string{local}, chromedp.ByQuery),
+		chromedp.Click("#files-send", chromedp.ByQuery), chromedp.WaitVisible(file, chromedp.ByQuery))
+	if code, body := s.do("GET", "/api/v1/sandboxes/"+id+"/files?path=/workspace/console-upload.txt", nil); code != 200 || string(body) != content {
+		t.Errorf("the uploaded file in the sandbox: %d %q", code, body)
+	}
+	downloads := t.TempDir()
+	done := make(chan string, 1)
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if ev, ok := ev.(*cdpbrowser.EventDownloadProgress); ok && ev.State == cdpbrowser.DownloadProgressStateCompleted {
+			select {
+			case done <- ev.GUID:
+			default:
+			}
+		}
+	})
+	act(t, ctx, "download", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(downloads).WithEventsEnabled(true),
+		chromedp.Click(file+" button.download", chromedp.ByQuery))
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the download did not complete")
+	}
+	if got, err := os.ReadFile(filepath.Join(downloads, "console-upload.txt")); err != nil || string(got) != content {
+		t.Errorf("downloaded %q (%v), uploaded %q", got, err, content)
+	}
+	// The CPU and memory chart has sampled the sandbox by now.
+	act(t, ctx, "metrics", chromedp.Poll(`Number(document.querySelector("#metrics-caption").dataset.samples) >= 2`, nil))
+	if pts := eval[string](t, ctx, `document.querySelector("#metrics-chart polyline.mem").getAttribute("points")`); strings.Count(pts, ",") < 2 {
+		t.Errorf("the memory line's points %q", pts)
+	}
+	if cap := text(t, ctx, "#metrics-caption"); !strings.Contains(cap, "of 512 MiB") {
+		t.Errorf("the chart's caption %q", cap)
+	}
 	screenshot(t, ctx, "sandbox")
+	act(t, ctx, "delete the file", chromedp.Click(file+" button.delete", chromedp.ByQuery),
+		chromedp.WaitVisible("#confirm[open]", chromedp.ByQuery), chromedp.Click("#confirm-ok", chromedp.ByQuery),
+		chromedp.WaitNotPresent(file, chromedp.ByQuery))
+	if code, _ := s.do("GET", "/api/v1/sandboxes/"+id+"/files/stat?path=/workspace/console-upload.txt", nil); code != 404 {
+		t.Errorf("a deleted file's stat: %d", code)
+	}
 	act(t, ctx, "back to the list", chromedp.Click(`#view-sandbox a[href="#/sandboxes"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#sandboxes tr[data-id="`+id+`"]`, chromedp.ByQuery))
 
@@ -267,6 +323,18 @@ func TestConsoleLocal(t *testing.T) {
 		present(row+`[data-state="killed"]`), present(`#refresh-status[data-auto="off"]`))
 	if st := s.get(id).State; st != "killed" {
 		t.Errorf("after delete from the list: %s", st)
+	}
+
+	// The wallet shows what the sandbox spent (the meter settles every
+	// second here, and once more at its end) and its settlements.
+	act(t, ctx, "the wallet", chromedp.Click("#nav-wallet", chromedp.ByQuery),
+		chromedp.WaitVisible(`#spend-sandboxes tr[data-id="`+id+`"]`, chromedp.ByQuery))
+	spent := strings.Fields(text(t, ctx, `#spend-sandboxes tr[data-id="`+id+`"]`))
+	if v, err := strconv.ParseFloat(spent[len(spent)-1], 64); err != nil || v <= 0 || !strings.Contains(strings.Join(spent, " "), "local") {
+		t.Errorf("the sandbox's spending in the wallet: %q", spent)
+	}
+	if n := eval[int](t, ctx, `[...document.querySelectorAll("#settlements tbody tr")].filter((r) => r.textContent.includes("`+id+`")).length`); n == 0 {
+		t.Error("the wallet shows none of the sandbox's settlements")
 	}
 
 	// An org without credits: the create's 402, explained.

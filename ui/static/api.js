@@ -82,3 +82,24 @@ export async function stream(method, path, body, onLine, signal) {
 export function newKey() {
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
+
+// raw sends a request whose body or answer is not JSON (a file's bytes) and
+// returns the Response of a 2xx; another answer throws its APIError.
+export async function raw(method, path, body, contentType) {
+  const headers = {};
+  const key = session.key();
+  if (key) headers.Authorization = `Bearer ${key}`;
+  if (contentType) headers['Content-Type'] = contentType;
+  let res;
+  try {
+    res = await fetch(`/api/v1${path}`, { method, headers, body });
+  } catch (e) {
+    throw new APIError(0, { detail: `the server could not be reached (${e.message})` });
+  }
+  if (!res.ok) {
+    let data = {};
+    try { data = await res.json(); } catch { /* not the envelope */ }
+    throw new APIError(res.status, data);
+  }
+  return res;
+}

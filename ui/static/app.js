@@ -1,8 +1,9 @@
-// The sbx console: sign-in, the sandboxes list and the three-step create
-// wizard, over the public REST API (api.js). Views are sections of
+// The sbx console: sign-in, the sandboxes list, the three-step create
+// wizard, a sandbox's page (its files, its CPU and memory), the runtimes
+// and the wallet, over the public REST API (api.js). Views are sections of
 // index.html switched by the URL's hash; everything a user gave or the API
 // answered is written as text, never as HTML.
-import { api, stream, session, newKey, APIError } from './api.js';
+import { api, stream, raw, session, newKey, APIError } from './api.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -68,13 +69,17 @@ function clearError() {
 // ---- views ----
 
 function show(view) {
-  for (const v of ['signin', 'list', 'new', 'sandbox']) $(`#view-${v}`).hidden = v !== view;
+  for (const v of ['signin', 'list', 'new', 'sandbox', 'wallet', 'runtimes']) $(`#view-${v}`).hidden = v !== view;
   const signedIn = view !== 'signin';
   $('#nav').hidden = !signedIn;
   $('#signout').hidden = !signedIn;
   $('#whoami').hidden = !signedIn;
   if (view !== 'list') stopRefresh();
   if (view !== 'sandbox') closeSandbox();
+  for (const a of $$('#nav a')) {
+    if (a.id === `nav-${view === 'list' || view === 'new' || view === 'sandbox' ? 'sandboxes' : view}`) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
 }
 
 async function route() {
@@ -85,6 +90,8 @@ async function route() {
   const page = location.hash.match(/^#\/sandbox\/([A-Za-z0-9-]+)$/);
   if (page) { show('sandbox'); openSandbox(page[1]); }
   else if (location.hash === '#/new') { show('new'); openWizard(); }
+  else if (location.hash === '#/wallet') { show('wallet'); loadWallet(); }
+  else if (location.hash === '#/runtimes') { show('runtimes'); loadRuntimes(); }
   else { show('list'); loadList(); }
 }
 
@@ -233,13 +240,28 @@ async function action(s, verb) {
   loadList();
 }
 
-function confirmDelete(s) {
+// ask opens the confirmation with text and fn for its OK button. The OK is
+// taken from the form's submit, which comes with the click, never from the
+// dialog's close event: that comes as a task of its own, late enough under
+// load to be taken for the next question's answer.
+let confirmed = null;
+function ask(text, ok, fn) {
   const dlg = $('#confirm');
-  $('#confirm-text').textContent = `Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`;
+  $('#confirm-text').textContent = text;
+  $('#confirm-ok').textContent = ok;
   dlg.returnValue = '';
-  dlg.addEventListener('close', () => { if (dlg.returnValue === 'ok') action(s, 'delete'); }, { once: true });
+  confirmed = fn;
   dlg.showModal();
   $('#confirm-cancel').focus();
+}
+$('#confirm form').addEventListener('submit', (ev) => {
+  const fn = confirmed;
+  confirmed = null;
+  if (ev.submitter?.value === 'ok' && fn) fn();
+});
+
+function confirmDelete(s) {
+  ask(`Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`, 'Delete', () => action(s, 'delete'));
 }
 
 $('#filter-state').addEventListener('change', loadList);
@@ -253,6 +275,7 @@ let page = null; // {id, timer, logs: AbortController, cmd: AbortController}
 function closeSandbox() {
   if (!page) return;
   clearTimeout(page.timer);
+  clearTimeout(page.metricsTimer);
   page.logs?.abort();
   page.cmd?.abort();
   page = null;
@@ -260,13 +283,21 @@ function closeSandbox() {
 
 async function openSandbox(id) {
   closeSandbox();
-  page = { id };
+  page = { id, samples: [] };
   const mine = page;
   $('#logs').textContent = '';
+  $('#files tbody').replaceChildren();
+  $('#files-status').textContent = '';
+  $('#metrics-status').textContent = '';
+  renderMetrics(mine);
   $('#cmd-output').hidden = true;
   $('#cmd-output').textContent = '';
   await pollSandbox(mine);
-  if (page === mine) followLogs(mine);
+  if (page !== mine) return;
+  followLogs(mine);
+  sampleMetrics(mine);
+  if (mine.sandbox?.state === 'running') listFiles(mine, '/workspace');
+  else $('#files-status').textContent = `Files are listed by themselves while the sandbox runs (it is ${mine.sandbox?.state || 'unknown'}).`;
 }
 
 async function pollSandbox(mine) {
@@ -278,6 +309,7 @@ async function pollSandbox(mine) {
     return;
   }
   if (page !== mine) return;
+  mine.sandbox = s;
   renderSandbox(s);
   if (ACTIVE.has(s.state)) mine.timer = setTimeout(() => pollSandbox(mine), PAGE_POLL_MS);
 }
@@ -333,12 +365,7 @@ function renderSandbox(s) {
 }
 
 function confirmThen(s, fn) {
-  const dlg = $('#confirm');
-  $('#confirm-text').textContent = `Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`;
-  dlg.returnValue = '';
-  dlg.addEventListener('close', () => { if (dlg.returnValue === 'ok') fn(); }, { once: true });
-  dlg.showModal();
-  $('#confirm-cancel').focus();
+  ask(`Delete sandbox ${s.sandboxID}? Its processes and files are gone for good; its record and bill stay.`, 'Delete', fn);
 }
 
 async function followLogs(mine) {
@@ -393,6 +420,289 @@ $('#command').addEventListener('submit', async (ev) => {
     $('#cmd-run').disabled = false;
   }
 });
+
+// ---- CPU and memory, sampled while the page is open ----
+
+const METRICS_MS = 3000;
+const METRICS_KEEP = 60; // samples shown: three minutes
+
+function svg(tag, attrs) {
+  const e = document.createElementNS($('#metrics-chart').namespaceURI, tag) // the page's <svg>'s: SVG's;
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+}
+
+async function sampleMetrics(mine) {
+  if (page !== mine) return;
+  const s = mine.sandbox;
+  if (s && s.state === 'running') {
+    try {
+      const m = await api('GET', `/sandboxes/${encodeURIComponent(mine.id)}/metrics`);
+      if (page !== mine) return;
+      const prev = mine.samples[mine.samples.length - 1];
+      const at = Date.parse(m.at);
+      // CPU is the vCPUs used since the last sample: cpuSeconds counts up.
+      const cpu = prev && at > prev.at ? Math.max(0, (m.cpuSeconds - prev.cpuSeconds) / ((at - prev.at) / 1000)) : null;
+      mine.samples.push({ at, cpuSeconds: m.cpuSeconds, cpu, mem: m.memoryBytes / 1048576 });
+      if (mine.samples.length > METRICS_KEEP) mine.samples.shift();
+      $('#metrics-status').textContent = `every ${METRICS_MS / 1000} s while this page is open`;
+    } catch (e) {
+      if (page !== mine) return;
+      $('#metrics-status').textContent = `not sampled: ${explain(e).text}`;
+    }
+    renderMetrics(mine);
+  } else if (s) {
+    $('#metrics-status').textContent = `not sampled while ${s.state}`;
+  }
+  mine.metricsTimer = setTimeout(() => sampleMetrics(mine), METRICS_MS);
+}
+
+function renderMetrics(mine) {
+  const s = mine.sandbox || {};
+  const w = 600; const h = 140;
+  const chart = $('#metrics-chart');
+  const cpuMax = Math.max(s.cpu || 1, ...mine.samples.map((x) => x.cpu || 0));
+  const memMax = Math.max(s.memoryMB || 1, ...mine.samples.map((x) => x.mem));
+  const x = (i) => (mine.samples.length < 2 ? w : (i / (mine.samples.length - 1)) * w); // the samples kept, across the chart
+  const line = (f, max) => mine.samples.map((p, i) => [i, f(p)]).filter(([, v]) => v != null)
+    .map(([i, v]) => `${x(i).toFixed(1)},${(h - 4 - (v / max) * (h - 8)).toFixed(1)}`).join(' ');
+  chart.replaceChildren(
+    svg('line', { class: 'grid-line', x1: 0, x2: w, y1: h / 2, y2: h / 2 }),
+    svg('polyline', { class: 'cpu', points: line((p) => p.cpu, cpuMax) }),
+    svg('polyline', { class: 'mem', points: line((p) => p.mem, memMax) }));
+  const last = mine.samples[mine.samples.length - 1];
+  const cap = $('#metrics-caption');
+  cap.dataset.samples = String(mine.samples.length);
+  if (!last) { cap.textContent = 'No samples yet.'; return; }
+  cap.replaceChildren(
+    el('span', { class: 'legend-cpu' }, '— CPU'), ` ${last.cpu == null ? '…' : last.cpu.toFixed(2)} of ${s.cpu} vCPU · `,
+    el('span', { class: 'legend-mem' }, '- - memory'), ` ${last.mem.toFixed(1)} of ${s.memoryMB} MiB · `,
+    `${mine.samples.length} samples; the chart's top is the sandbox's size.`);
+}
+
+// ---- files ----
+
+const fmtSize = (n) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
+const joinPath = (dir, name) => (dir.endsWith('/') ? dir + name : `${dir}/${name}`);
+const parentOf = (p) => (p.replace(/\/+$/, '').replace(/\/[^/]*$/, '') || '/');
+
+async function listFiles(mine, dir) {
+  if (page !== mine) return;
+  $('#files-path').value = dir;
+  const body = $('#files tbody');
+  try {
+    const r = await api('GET', `/sandboxes/${encodeURIComponent(mine.id)}/files/list?${new URLSearchParams({ path: dir, depth: '1' })}`);
+    if (page !== mine) return;
+    mine.dir = dir;
+    const items = (r.items || []).filter((f) => f.path !== dir);
+    items.sort((a, b) => (a.type === 'dir') !== (b.type === 'dir') ? (a.type === 'dir' ? -1 : 1) : a.name.localeCompare(b.name));
+    body.replaceChildren(...items.map((f) => fileRow(mine, f)));
+    $('#files-empty').hidden = items.length > 0;
+    $('#files').dataset.dir = dir;
+  } catch (e) {
+    if (page !== mine) return;
+    body.replaceChildren();
+    $('#files-empty').hidden = true;
+    showError(e);
+  }
+}
+
+function fileRow(mine, f) {
+  const actions = el('td', { class: 'actions' });
+  if (f.type === 'file') {
+    actions.append(el('button', { type: 'button', class: 'download', 'aria-label': `Download ${f.name}`, onclick: () => download(mine, f) }, 'Download'));
+  }
+  actions.append(el('button', { type: 'button', class: 'delete danger', 'aria-label': `Delete ${f.name}`, onclick: () => confirmFileDelete(mine, f) }, 'Delete'));
+  const name = f.type === 'dir'
+    ? el('button', { type: 'button', class: 'link-like', onclick: () => listFiles(mine, f.path) }, `${f.name}/`)
+    : el('span', {}, f.name, f.target ? ` → ${f.target}` : '');
+  return el('tr', { 'data-path': f.path, 'data-type': f.type },
+    el('td', {}, name), el('td', {}, f.type), el('td', { class: 'num' }, f.type === 'file' ? fmtSize(f.size) : ''),
+    el('td', {}, el('code', {}, f.mode)), el('td', {}, fmtTime(f.modTime)), actions);
+}
+
+async function download(mine, f) {
+  clearError();
+  try {
+    const res = await raw('GET', `/sandboxes/${encodeURIComponent(mine.id)}/files?${new URLSearchParams({ path: f.path })}`);
+    const url = URL.createObjectURL(await res.blob());
+    const a = el('a', { href: url, download: f.name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    $('#files-status').textContent = `Downloaded ${f.name}.`;
+  } catch (e) { showError(e); }
+}
+
+function confirmFileDelete(mine, f) {
+  ask(`Delete ${f.path}${f.type === 'dir' ? ' and everything in it' : ''}? It is gone for good.`, 'Delete', async () => {
+    clearError();
+    try {
+      await raw('DELETE', `/sandboxes/${encodeURIComponent(mine.id)}/files?${new URLSearchParams({ path: f.path })}`);
+      $('#files-status').textContent = `Deleted ${f.name}.`;
+    } catch (e) { showError(e); }
+    listFiles(mine, mine.dir || parentOf(f.path));
+  });
+}
+
+$('#files-nav').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  if (page) listFiles(page, $('#files-path').value.trim() || '/workspace');
+});
+$('#files-up').addEventListener('click', () => { if (page) listFiles(page, parentOf(page.dir || $('#files-path').value)); });
+$('#files-upload').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const mine = page;
+  const file = $('#files-file').files[0];
+  if (!mine || !file) { $('#files-status').textContent = 'Choose a file first.'; return; }
+  clearError();
+  const dir = mine.dir || '/workspace';
+  $('#files-send').disabled = true;
+  $('#files-status').textContent = `Uploading ${file.name}…`;
+  try {
+    await raw('PUT', `/sandboxes/${encodeURIComponent(mine.id)}/files?${new URLSearchParams({ path: joinPath(dir, file.name) })}`, file, 'application/octet-stream');
+    $('#files-status').textContent = `Uploaded ${file.name} (${fmtSize(file.size)}).`;
+    $('#files-file').value = '';
+  } catch (e) {
+    $('#files-status').textContent = '';
+    showError(e);
+  } finally {
+    $('#files-send').disabled = false;
+  }
+  listFiles(mine, dir);
+});
+
+// ---- the wallet ----
+
+const fmtC = (c) => (c == null || c === '' ? '—' : Number(c).toFixed(6));
+const RESOURCES = [['cpu', 'CPU'], ['memory', 'Memory'], ['gpu', 'GPU'], ['paused_storage', 'Paused storage']];
+
+function pairs(sel, rows) {
+  $(`${sel} tbody`).replaceChildren(...(rows.length ? rows : [['none', '']]).map(([k, v]) => el('tr', { 'data-key': k },
+    el('th', { scope: 'row' }, k), el('td', { class: 'num' }, v === '' ? '' : fmtC(v)))));
+}
+
+function period() {
+  const v = $('#period').value;
+  if (v === 'custom') {
+    const from = $('#period-from').value; const to = $('#period-to').value;
+    return { from: from ? new Date(from) : new Date(Date.now() - 86400000), to: to ? new Date(to) : new Date() };
+  }
+  const to = new Date();
+  return { from: new Date(to - Number(v) * 1000), to };
+}
+
+$('#period').addEventListener('change', () => {
+  const custom = $('#period').value === 'custom';
+  $('#period-from').disabled = !custom;
+  $('#period-to').disabled = !custom;
+  if (!custom) loadWallet();
+});
+$('#wallet-period').addEventListener('submit', (ev) => { ev.preventDefault(); loadWallet(); });
+$('#wallet-refresh').addEventListener('click', () => loadWallet());
+
+let walletSeq = 0;
+async function loadWallet() {
+  if (!me) return;
+  const seq = ++walletSeq;
+  const org = encodeURIComponent(me.org.id);
+  const { from, to } = period();
+  let credits; let spending; let rateList;
+  try {
+    [credits, spending, rateList] = await Promise.all([
+      api('GET', `/org/${org}/credits?limit=50`),
+      api('GET', `/org/${org}/credits/spending?${new URLSearchParams({ from: from.toISOString(), to: to.toISOString() })}`),
+      api('GET', '/rates'),
+    ]);
+  } catch (e) { showError(e); return; }
+  if (seq !== walletSeq || $('#view-wallet').hidden) return;
+  $('#wallet-org').textContent = credits.org.name;
+  $('#wallet-balance').textContent = fmtC(credits.balance);
+  $('#spending-range').textContent = `Settlements ending from ${fmtTime(spending.from)} to ${fmtTime(spending.to)}.`;
+  $('#spending-total').textContent = fmtC(spending.total);
+  const br = spending.by_resource || {};
+  pairs('#spend-resource', RESOURCES.map(([k, label]) => [label, br[k] || '0']));
+  pairs('#spend-project', (spending.by_project || []).map((p) => [p.project.name, p.credits]));
+  pairs('#spend-kind', Object.entries(spending.by_kind || {}));
+  pairs('#spend-provider', Object.entries(spending.by_provider || {}));
+  $('#spend-sandboxes tbody').replaceChildren(...(spending.sandboxes || []).map((s) => el('tr', { 'data-id': s.id },
+    el('td', {}, el('a', { href: `#/sandbox/${s.id}` }, el('code', {}, s.sandboxID))),
+    el('td', {}, `${s.kind} · ${s.provider}`),
+    ...RESOURCES.map(([k]) => el('td', { class: 'num' }, fmtC(s.resources?.[k]))),
+    el('td', { class: 'num' }, fmtC(s.credits)))));
+  const st = credits.settlements || [];
+  $('#settlements tbody').replaceChildren(...st.map((x) => el('tr', { 'data-id': String(x.id) },
+    el('td', {}, `${fmtTime(x.from)} – ${new Date(x.to).toLocaleTimeString()}`),
+    el('td', {}, el('a', { href: `#/sandbox/${x.sandbox_id}` }, el('code', {}, x.sandbox_id))),
+    el('td', {}, x.state), el('td', { class: 'num' }, fmtC(x.credits)), el('td', { class: 'num' }, fmtC(x.balance_after)))));
+  $('#settlements-empty').hidden = st.length > 0;
+  const now = Date.now();
+  $('#rates tbody').replaceChildren(...(rateList.items || []).map((r) => el('tr', { 'data-resource': r.resource, class: Date.parse(r.effective_at) > now ? 'muted' : '' },
+    el('td', {}, r.resource), el('td', {}, r.gpu_type || (r.resource === 'gpu' ? 'any' : '')),
+    el('td', {}, r.resource === 'gpu' ? (r.gpu_share ? `${r.gpu_share} %` : 'whole card') : ''),
+    el('td', { class: 'num' }, r.credits_per_second), el('td', { class: 'num' }, perHour(Number(r.credits_per_second))),
+    el('td', {}, Date.parse(r.effective_at) <= 0 ? 'always' : fmtTime(r.effective_at)))));
+  $('#view-wallet').dataset.loaded = String(seq);
+}
+
+// ---- runtimes ----
+
+let runtimesSeq = 0;
+const rtPath = () => `/org/${encodeURIComponent(me.org.id)}/ws/${encodeURIComponent(me.workspace.id)}/runtimes`;
+
+async function loadRuntimes() {
+  if (!me) return;
+  const seq = ++runtimesSeq;
+  let items = [];
+  try {
+    let cursor = '';
+    do {
+      const q = new URLSearchParams({ limit: '200' });
+      if (cursor) q.set('cursor', cursor);
+      const r = await api('GET', `${rtPath()}?${q}`);
+      items = items.concat(r.items || []);
+      cursor = r.next_cursor || '';
+    } while (cursor && items.length < LIST_MAX);
+  } catch (e) { showError(e); return; }
+  if (seq !== runtimesSeq || $('#view-runtimes').hidden) return;
+  $('#runtimes tbody').replaceChildren(...items.map(runtimeRow));
+  $('#runtimes-empty').hidden = items.length > 0;
+}
+
+function runtimeRow(rt) {
+  const actions = el('td', { class: 'actions' });
+  const act = (verb, label, cls) => actions.append(el('button', { type: 'button', class: `${verb} ${cls || ''}`, 'data-action': verb, 'aria-label': `${label} runtime ${rt.id}`, onclick: () => runtimeAction(rt, verb) }, label));
+  if (rt.status === 'idle') act('start', 'Start', 'primary');
+  if (rt.status === 'running') { act('pause', 'Pause'); act('keepalive', 'Keep alive'); }
+  if (rt.status === 'paused') act('resume', 'Resume');
+  if (rt.status !== 'idle') act('reset', 'Reset', 'danger');
+  const sb = rt.sandbox;
+  return el('tr', { 'data-id': rt.id, 'data-status': rt.status },
+    el('td', {}, el('code', {}, rt.id)),
+    el('td', {}, rt.project_id === me.project?.id ? `${me.project.name} (${rt.project_id})` : rt.project_id),
+    el('td', {}, el('span', { class: `state state-${rt.status === 'idle' ? 'killed' : rt.status}` }, rt.status)),
+    el('td', {}, rt.config?.template_id || 'base'),
+    el('td', {}, sb ? el('a', { href: `#/sandbox/${sb.id}` }, el('code', {}, sb.sandboxID)) : (rt.sandbox_id ? el('code', {}, rt.sandbox_id) : '—')),
+    el('td', {}, fmtTime(rt.updated_at)),
+    actions);
+}
+
+async function runtimeAction(rt, verb) {
+  const go = async () => {
+    clearError();
+    $$(`#runtimes tr[data-id="${CSS.escape(rt.id)}"] button`).forEach((b) => { b.disabled = true; });
+    try {
+      const path = `${rtPath()}/${encodeURIComponent(rt.id)}/${verb}`;
+      const updated = verb === 'start' ? await api('POST', path, {}, { 'Idempotency-Key': newKey() }) : await api('POST', path, {});
+      $(`#runtimes tr[data-id="${CSS.escape(rt.id)}"]`)?.replaceWith(runtimeRow(updated));
+    } catch (e) { showError(e); }
+    loadRuntimes();
+  };
+  if (verb !== 'reset') { go(); return; }
+  ask(`Reset runtime ${rt.id}? Its sandbox ends, with its processes and files; the next start makes a new one.`, 'Reset', go);
+}
+$('#runtimes-refresh').addEventListener('click', () => loadRuntimes());
 
 // ---- the create wizard ----
 
