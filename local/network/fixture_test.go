@@ -212,23 +212,28 @@ func echo(t *testing.T, nsPath, address string) {
 }
 
 // dialTimeout bounds a connect whose packets are dropped; an allowed one
-// completes in well under a millisecond.
-const dialTimeout = time.Second
+// completes in well under a millisecond. reachTimeout bounds one that must
+// succeed: a guard, long enough for a SYN lost on a loaded host to be sent
+// again (after 1 s).
+const (
+	dialTimeout  = time.Second
+	reachTimeout = 10 * time.Second
+)
 
 // connect connects from the namespace at nsPath ("" for the host's) to
-// addr:port.
-func connect(nsPath string, addr netip.Addr, port int) (net.Conn, error) {
+// addr:port, giving up after timeout.
+func connect(nsPath string, addr netip.Addr, port int, timeout time.Duration) (net.Conn, error) {
 	var conn net.Conn
 	err := inNetns(nsPath, func() (err error) {
-		conn, err = net.DialTimeout("tcp4", netip.AddrPortFrom(addr, uint16(port)).String(), dialTimeout)
+		conn, err = net.DialTimeout("tcp4", netip.AddrPortFrom(addr, uint16(port)).String(), timeout)
 		return err
 	})
 	return conn, err
 }
 
 // dial connects to a listener and returns the source address it saw.
-func dial(nsPath string, addr netip.Addr, port int) (string, error) {
-	conn, err := connect(nsPath, addr, port)
+func dial(nsPath string, addr netip.Addr, port int, timeout time.Duration) (string, error) {
+	conn, err := connect(nsPath, addr, port, timeout)
 	if err != nil {
 		return "", err
 	}
@@ -240,7 +245,7 @@ func dial(nsPath string, addr netip.Addr, port int) (string, error) {
 // reach connects and returns the source address the listener saw.
 func reach(t *testing.T, nsPath string, addr netip.Addr, port int) string {
 	t.Helper()
-	seen, err := dial(nsPath, addr, port)
+	seen, err := dial(nsPath, addr, port, reachTimeout)
 	if err != nil {
 		t.Fatalf("from %s, connect to %s:%d: %v", nsName(nsPath), addr, port, err)
 	}
@@ -251,7 +256,7 @@ func reach(t *testing.T, nsPath string, addr netip.Addr, port int) string {
 // fails otherwise (refused, unreachable) proves nothing about the rules.
 func dropped(t *testing.T, nsPath string, addr netip.Addr, port int) {
 	t.Helper()
-	_, err := dial(nsPath, addr, port)
+	_, err := dial(nsPath, addr, port, dialTimeout)
 	var netErr net.Error
 	switch {
 	case err == nil:

@@ -99,7 +99,7 @@ func TestSetPolicyTakesEffectAtOnce(t *testing.T) {
 	m := newManager(t, cfg)
 	newWorld(t, cfg.Pool)
 	a := attach(t, m, "change", Policy{})
-	conn, err := connect(a.Netns, worldPublic, 7)
+	conn, err := connect(a.Netns, worldPublic, 7, reachTimeout)
 	check(t, err)
 	defer conn.Close()
 	echoes := func() error {
@@ -245,7 +245,7 @@ func TestNamesAreResolvedAndKeptCurrent(t *testing.T) {
 	dns.set("world.test", worldPublic)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, err := dial(allowed.Netns, worldPublic, 80); err == nil {
+		if _, err := dial(allowed.Netns, worldPublic, 80, dialTimeout); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -261,7 +261,7 @@ func TestConnectionsSurviveRuleChanges(t *testing.T) {
 	m := newManager(t, cfg)
 	newWorld(t, cfg.Pool)
 	a := attach(t, m, "survive", Policy{})
-	conn, err := connect(a.Netns, worldPublic, 7)
+	conn, err := connect(a.Netns, worldPublic, 7, reachTimeout)
 	check(t, err)
 	defer conn.Close()
 	roundTrip := func() {
@@ -300,7 +300,7 @@ func TestPrepareRestoresWhatRunscRemoves(t *testing.T) {
 	eth, err := h.LinkByName("eth0")
 	check(t, err)
 	check(t, h.AddrDel(eth, addr(a.Addr)))
-	if _, err := dial(a.Netns, worldPublic, 80); err == nil {
+	if _, err := dial(a.Netns, worldPublic, 80, dialTimeout); err == nil {
 		t.Fatal("connected without an address")
 	}
 
