@@ -48,8 +48,11 @@ func Operator(c sbx.Caller, what string) error {
 
 // Need refuses what needs at least role min in the org (what names it).
 func Need(c sbx.Caller, min sbx.Role, what string) error {
-	if c.Role.AtLeast(min) {
+	switch {
+	case c.Role.AtLeast(min):
 		return nil
+	case c.Role == "":
+		return sbx.Errorf(sbx.EForbidden, "%s needs the %s role; this key's member is no longer in any workspace of the org", what, roleNames(min))
 	}
 	return sbx.Errorf(sbx.EForbidden, "%s needs the %s role; this key acts as %s", what, roleNames(min), c.Role)
 }

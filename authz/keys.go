@@ -53,6 +53,10 @@ func (p Policy) reach(ctx context.Context, k sbx.APIKey) (grants []grant, all bo
 // k's role there.
 func (p Policy) ManageKey(ctx context.Context, c sbx.Caller, k sbx.APIKey, verb string) error {
 	what := verb + " " + describe(k)
+	c, err := p.current(ctx, c)
+	if err != nil {
+		return err
+	}
 	if err := Need(c, sbx.RoleAdmin, what); err != nil {
 		return err
 	}
@@ -77,6 +81,27 @@ func (p Policy) ManageKey(ctx context.Context, c sbx.Caller, k sbx.APIKey, verb 
 		}
 	}
 	return nil
+}
+
+// current is c, a member's key, with the org role its member holds now
+// (the highest of their memberships, read as the policy's other reads
+// are: within Atomically, held until the write commits), not as
+// authentication found it; other keys' roles are their kind's.
+func (p Policy) current(ctx context.Context, c sbx.Caller) (sbx.Caller, error) {
+	if c.User.ID == "" { // an org-wide or a project's key: no member to ask about
+		return c, nil
+	}
+	ms, err := p.Store.Memberships(ctx, c.Org.ID, c.User.ID)
+	if err != nil {
+		return c, err
+	}
+	c.Role = ""
+	for _, m := range ms {
+		if !c.Role.AtLeast(m.Role) {
+			c.Role = m.Role
+		}
+	}
+	return c, nil
 }
 
 func describe(k sbx.APIKey) string {

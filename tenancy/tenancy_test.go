@@ -389,6 +389,18 @@ type racingStore struct {
 
 func (s *racingStore) MemberRole(ctx context.Context, workspaceID, userID string) (sbx.Role, error) {
 	role, err := s.Store.MemberRole(ctx, workspaceID, userID)
+	s.raceOn(userID)
+	return role, err
+}
+
+func (s *racingStore) Memberships(ctx context.Context, orgID, userID string) ([]sbx.Member, error) {
+	ms, err := s.Store.Memberships(ctx, orgID, userID)
+	s.raceOn(userID)
+	return ms, err
+}
+
+// raceOn starts the race, once, when userID's role was just read.
+func (s *racingStore) raceOn(userID string) {
 	if userID == s.user && s.race != nil {
 		race, done := s.race, make(chan struct{})
 		s.race = nil
@@ -399,7 +411,6 @@ func (s *racingStore) MemberRole(ctx context.Context, workspaceID, userID string
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
-	return role, err
 }
 
 // TestKeysAreMadeInTheTransactionThatAllowsThem: an admin's role is read
@@ -423,5 +434,31 @@ func TestKeysAreMadeInTheTransactionThatAllowsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = svc.CreateKey(f.ctx, f.admin, tenancy.KeySpec{Name: "again", User: "max@acme.test"})
-	want(t, "a removed admin", err, sbx.EForbidden, "admin or owner role in workspace")
+	want(t, "a removed admin", err, sbx.EForbidden, "this key's member is no longer in any workspace of the org")
+}
+
+// An owner's key makes an org-wide key with its member's role read again
+// in the write's transaction (not as authentication found it): the
+// owner's removal, racing, lands after the key, and then refuses the next.
+func TestAnOwnersRoleIsReadAgainInTheTransaction(t *testing.T) {
+	f := newFixture(t)
+	removed := make(chan error, 1)
+	racing := &racingStore{Store: f.store, user: f.ownerMember.User.ID, race: func() {
+		_, _, err := f.store.RemoveMember(context.Background(), f.ws1.OrgID, f.ws1.ID, f.ownerMember.User.ID)
+		removed <- err
+	}}
+	svc := tenancy.New(racing, authz.Policy{Store: racing}, sbx.SystemClock{}, lifecycle.NewMembers(f.mgr, f.store))
+	_, _, err := svc.CreateKey(f.ctx, f.ownerMember, tenancy.KeySpec{Name: "org-wide"})
+	want(t, "an owner makes an org-wide key", err, "", "")
+	if racing.race != nil {
+		t.Fatal("the owner's role was not read again in the transaction that made the key")
+	}
+	if racing.removed {
+		t.Error("the owner was removed between the check of its role and the key's write")
+	}
+	if err := <-removed; err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = svc.CreateKey(f.ctx, f.ownerMember, tenancy.KeySpec{Name: "again"})
+	want(t, "a removed owner", err, sbx.EForbidden, "no longer in any workspace")
 }
