@@ -54,29 +54,37 @@ func (p *slowResume) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, erro
 	return p.Memory.Resume(ctx, h)
 }
 
+// pausedWithSlowResume is a manager whose provider holds resumes until
+// released, and a sandbox of it, paused.
+func pausedWithSlowResume(t *testing.T) (*env, *lifecycle.Manager, *slowResume, sbx.Sandbox) {
+	t.Helper()
+	e := newEnv(t)
+	slow := &slowResume{Memory: e.prov, entered: make(chan struct{}, 8), release: make(chan struct{})}
+	m := lifecycle.New(e.store, []sbx.Provider{slow}, lifecycle.Config{DefaultProvider: providertest.MemoryName, MaxTimeout: 24 * time.Hour},
+		e.clock, slog.New(slog.DiscardHandler))
+	sb, err := m.Create(context.Background(), e.caller, lifecycle.CreateRequest{TemplateID: "base", WaitReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Pause(context.Background(), e.caller, sb.ID, sbx.PauseUser); err != nil {
+		t.Fatal(err)
+	}
+	return e, m, slow, sb
+}
+
 // Traffic to a paused sandbox (Reach): refused by its check before
 // anything happens; refused with a 409 and Retry-After when the check says
 // not to wake; else woken, by one resume however many requests come
 // together, the wake's step naming the traffic; a wake that outlasts
 // WakeWait answers a 503 with Retry-After and goes on.
 func TestReachWakesPausedSandboxes(t *testing.T) {
-	e := newEnv(t)
+	e, m, slow, sb := pausedWithSlowResume(t)
 	ctx := context.Background()
-	slow := &slowResume{Memory: e.prov, entered: make(chan struct{}, 8), release: make(chan struct{})}
-	m := lifecycle.New(e.store, []sbx.Provider{slow}, lifecycle.Config{DefaultProvider: providertest.MemoryName, MaxTimeout: 24 * time.Hour},
-		e.clock, slog.New(slog.DiscardHandler))
-	sb, err := m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", WaitReady: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Pause(ctx, e.caller, sb.ID, sbx.PauseUser); err != nil {
-		t.Fatal(err)
-	}
 	refuse := errors.New("no")
 	if _, err := m.Reach(ctx, sb.ProviderSandboxID, "a test", func(sbx.Sandbox) (bool, error) { return true, refuse }); !errors.Is(err, refuse) {
 		t.Fatalf("a refusing check: %v", err)
 	}
-	_, err = m.Reach(ctx, sb.ID, "a test", func(sbx.Sandbox) (bool, error) { return false, nil })
+	_, err := m.Reach(ctx, sb.ID, "a test", func(sbx.Sandbox) (bool, error) { return false, nil })
 	var e409 *sbx.Error
 	if !errors.As(err, &e409) || e409.Code != sbx.EConflict || e409.RetryAfter == 0 || !strings.Contains(e409.Message, "is paused") {
 		t.Fatalf("no wake: %v", err)
@@ -136,18 +144,8 @@ func TestReachWakesPausedSandboxes(t *testing.T) {
 // sets off however long it takes, as a resume does: WakeWait bounds
 // preview traffic only.
 func TestAgentCallsWaitForTheWholeWake(t *testing.T) {
-	e := newEnv(t)
+	e, m, slow, sb := pausedWithSlowResume(t)
 	ctx := context.Background()
-	slow := &slowResume{Memory: e.prov, entered: make(chan struct{}, 1), release: make(chan struct{})}
-	m := lifecycle.New(e.store, []sbx.Provider{slow}, lifecycle.Config{DefaultProvider: providertest.MemoryName, MaxTimeout: 24 * time.Hour},
-		e.clock, slog.New(slog.DiscardHandler))
-	sb, err := m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", WaitReady: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Pause(ctx, e.caller, sb.ID, sbx.PauseUser); err != nil {
-		t.Fatal(err)
-	}
 	done := make(chan error, 1)
 	go func() {
 		_, err := m.Agent(ctx, e.caller, sb.ID)
