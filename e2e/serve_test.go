@@ -2,16 +2,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"debug/elf"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -20,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/testenv"
@@ -117,7 +109,8 @@ func checkRunsc(t *testing.T, s *server) {
 // hosts under a wildcard certificate; the URLs it hands out are https.
 func TestServeTLS(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile, roots := selfSigned(t, dir, "localhost", "*.sbx.localhost")
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	roots := testenv.WriteCert(t, certFile, keyFile, "localhost", "*.sbx.localhost")
 	data := filepath.Join(t.TempDir(), "data")
 	half := append([]string{"serve", "--data-dir", data, "--listen", "127.0.0.1:0", "--tls-cert", certFile}, testenv.NewInstance(t).Args()...)
 	if out, err := exec.Command(sbxBin, half...).CombinedOutput(); err == nil || !strings.Contains(string(out), "--tls-cert and --tls-key go together") {
@@ -148,37 +141,4 @@ func TestServeTLS(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "is private") {
 		t.Errorf("a preview host over TLS: %d %s", resp.StatusCode, body)
 	}
-}
-
-// selfSigned writes a self-signed certificate for names and 127.0.0.1 into
-// dir and answers its files and a pool that trusts it.
-func selfSigned(t *testing.T, dir string, names ...string) (certFile, keyFile string, roots *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	roots = x509.NewCertPool()
-	roots.AddCert(cert)
-	return certFile, keyFile, roots
 }
