@@ -260,7 +260,7 @@ func (s *Server) createPreviewLink(w http.ResponseWriter, r *http.Request) {
 	}
 	spec := preview.LinkSpec{Port: body.Port}
 	if body.Expires != nil {
-		spec.TTL = time.Duration(min(*body.Expires, int64(preview.MaxLinkTTL/time.Second)+1)) * time.Second
+		spec.Expires = *body.Expires
 	}
 	l, err := s.previews.CreateLink(r.Context(), caller(r), r.PathValue("id"), spec)
 	if err != nil {

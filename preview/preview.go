@@ -134,8 +134,8 @@ const (
 
 // LinkSpec is a preview link to make.
 type LinkSpec struct {
-	Port int
-	TTL  time.Duration // 0: DefaultLinkTTL
+	Port    int
+	Expires int64 // seconds it works; 0: DefaultLinkTTL
 }
 
 // NewLink is a link just made, with its sandbox and its token, which is
@@ -152,12 +152,13 @@ func (s *Service) CreateLink(ctx context.Context, c sbx.Caller, ref string, spec
 	if err := checkPort(spec.Port); err != nil {
 		p.Add("port", "%s", sbx.ErrorMessage(err))
 	}
-	ttl := spec.TTL
-	switch {
-	case ttl == 0:
-		ttl = DefaultLinkTTL
-	case ttl < time.Second || ttl > MaxLinkTTL:
+	ttl := DefaultLinkTTL
+	switch most := int64(MaxLinkTTL / time.Second); {
+	case spec.Expires == 0:
+	case spec.Expires < 1 || spec.Expires > most:
 		p.Add("expires", "expires must be 1 second to %d days", int(MaxLinkTTL/(24*time.Hour)))
+	default:
+		ttl = time.Duration(spec.Expires) * time.Second
 	}
 	if err := p.Err(); err != nil {
 		return NewLink{}, err

@@ -55,7 +55,7 @@ func TestWhoOpensAPrivatePreview(t *testing.T) {
 	elsewhere := o.Member(ws2.ID, "bob@acme.test", sbx.RoleMember)
 	otherOrg := testorg.New(t, 0).Owner // same IDs' shape, another ledger's org: not this one's
 
-	link, err := svc.CreateLink(ctx, o.Owner, sb.ID, preview.LinkSpec{Port: 8080, TTL: time.Minute})
+	link, err := svc.CreateLink(ctx, o.Owner, sb.ID, preview.LinkSpec{Port: 8080, Expires: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestWhoOpensAPrivatePreview(t *testing.T) {
 	if _, err := svc.RevokeLink(ctx, o.Owner, other.ID, link.ID); sbx.ErrorCode(err) != sbx.ENotFound {
 		t.Errorf("a link revoked through another sandbox: %v", err)
 	}
-	for _, bad := range []preview.LinkSpec{{Port: 22}, {Port: 70000}, {Port: 8080, TTL: 8 * 24 * time.Hour}} {
+	for _, bad := range []preview.LinkSpec{{Port: 22}, {Port: 70000}, {Port: 8080, Expires: 8 * 24 * 3600}} {
 		if _, err := svc.CreateLink(ctx, o.Owner, sb.ID, bad); sbx.ErrorCode(err) != sbx.EInvalid {
 			t.Errorf("link %+v: %v", bad, err)
 		}
