@@ -52,18 +52,17 @@ func (s *Server) portsProxy(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, sbx.Invalid("port", "the port in the path must be a number, not %q", p))
 		return
 	}
-	s.previewProxy(w, r, port, id, "/"+path)
+	s.previewProxy(w, r, port, id, "/"+path, true)
 }
 
-// previewProxy passes r on to port of sandbox id as path. By path (on the
+// previewProxy passes r on to port of sandbox id as path. byPath (on the
 // API's own host, which every sandbox's path-based previews share) what
 // the app answers runs in a sandboxed, opaque origin
 // (Content-Security-Policy: sandbox), and no cookie passes either way, so
 // that a page one tenant serves there can read neither the API's origin
 // nor another sandbox's previews, nor set or see their cookies; and no
 // cookie opens it. A browser uses the preview host instead.
-func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, id, path string) {
-	byPath := isPortsPath(r.URL.Path)
+func (s *Server) previewProxy(w http.ResponseWriter, r *http.Request, port int, id, path string, byPath bool) {
 	cred, fromQuery, err := s.previewCredentials(r, !byPath)
 	if err != nil {
 		s.error(w, r, err)

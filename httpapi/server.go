@@ -131,7 +131,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	runtime := host && port == apiv1.AgentPort
 	switch {
 	case host && !runtime:
-		s.previewProxy(rec, r, port, id, r.URL.Path)
+		s.previewProxy(rec, r, port, id, r.URL.Path, false)
 	case s.uncleanPath(rec, r, runtime):
 	case runtime:
 		s.runtimeProxy(rec, r, id)
