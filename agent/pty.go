@@ -121,7 +121,7 @@ func (a *Agent) attachPty(w http.ResponseWriter, r *http.Request) error {
 	}
 	// No origin check: the access token travels in a header, which a
 	// browser page on another origin cannot set on a WebSocket.
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, Subprotocols: []string{apiv1.PtyProtocol}})
 	if err != nil {
 		return nil // Accept has answered
 	}

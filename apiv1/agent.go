@@ -25,7 +25,8 @@ import "time"
 //	POST   /pty                       StartPtyRequest → 201 CommandInfo (a PTY is a command with Pty set)
 //	GET    /pty/{ref}                 WebSocket: binary messages carry output (from the start of what is
 //	                                  buffered) to the client and input to the terminal; text messages
-//	                                  carry PtyControl both ways (resize in; exit out)
+//	                                  carry PtyControl both ways (resize in; exit out). A client that
+//	                                  offers the subprotocol PtyProtocol is answered with it
 //	POST   /pty/{ref}/resize          PtySize
 //
 //	GET    /files?path=P              the file's bytes, streamed (application/octet-stream)
@@ -153,6 +154,18 @@ type PtySize struct {
 	Cols uint16 `json:"cols" minimum:"1" maximum:"1000"`
 	Rows uint16 `json:"rows" minimum:"1" maximum:"1000"`
 }
+
+// PtyProtocol is the WebSocket subprotocol of a PTY's WebSocket. A browser
+// offers it beside KeyProtocolPrefix+<API key>, which serve takes off the
+// request, since a browser's WebSocket cannot carry an Authorization header
+// and offering a subprotocol obliges the server to choose one.
+const PtyProtocol = "sbx.pty"
+
+// KeyProtocolPrefix, followed by an API key, is a WebSocket subprotocol
+// that serve accepts as the key when the request carries none in its
+// headers (browsers cannot set them on a WebSocket). serve removes it from
+// the request before anything else sees it; the agent never does.
+const KeyProtocolPrefix = "sbx.key."
 
 // PtyControl is a text message on a PTY's WebSocket: "resize" from the
 // client, with Cols and Rows; "exit" from the agent, with ExitCode.

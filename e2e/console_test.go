@@ -17,6 +17,7 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -138,8 +139,9 @@ func signIn(t *testing.T, ctx context.Context, key string) {
 // sandboxes: sign-in, the wizard's three steps (a field error from the API
 // by its field, then a create with an env var and a timeout of its own), the
 // sandbox's page (connection info, live timeline, the log followed, a
-// command's output, a file uploaded, downloaded and deleted, the CPU and
-// memory chart sampled), the list refreshing by itself when another client
+// command's output, a terminal running a shell and following the window's
+// size, a file uploaded, downloaded and deleted, the CPU and memory chart
+// sampled), the list refreshing by itself when another client
 // pauses the sandbox, pause,
 // resume and a confirmed delete from the list, the wallet showing what it
 // spent, a 401 and a 402 explained,
@@ -244,6 +246,34 @@ func TestConsoleLocal(t *testing.T) {
 	if out := text(t, ctx, "#cmd-output"); !strings.Contains(out, "hello from the console") {
 		t.Errorf("the command's output %q", out)
 	}
+	// A terminal: xterm.js on a new PTY, over the WebSocket with the key
+	// offered as its subprotocol. What is typed runs in the sandbox's shell
+	// (the arithmetic is the shell's), and the terminal follows the window:
+	// the PTY's size is the one the page shows.
+	act(t, ctx, "open a terminal", chromedp.Click("#terminal-open", chromedp.ByQuery),
+		present(`#terminal[data-state="open"] .xterm-helper-textarea`))
+	typeIn := func(line string) {
+		t.Helper()
+		// Text as an input method gives it, then Enter as a key: chromedp's
+		// SendKeys sends each key's character twice (a keyDown with its
+		// text, then a char), and the terminal takes both.
+		enter := func(typ input.KeyType) chromedp.Action {
+			return input.DispatchKeyEvent(typ).WithKey("Enter").WithCode("Enter").WithWindowsVirtualKeyCode(13)
+		}
+		act(t, ctx, "type "+line, chromedp.Focus("#terminal .xterm-helper-textarea", chromedp.ByQuery),
+			input.InsertText(line), enter(input.KeyRawDown), enter(input.KeyUp))
+	}
+	typeIn(`echo "term-$((6*7))"`)
+	act(t, ctx, "the terminal shows the output", chromedp.Poll(`document.querySelector("#terminal .xterm-rows").textContent.includes("term-42")`, nil))
+	wide := eval[string](t, ctx, `document.querySelector("#terminal").dataset.size`)
+	act(t, ctx, "a narrower window", chromedp.EmulateViewport(900, 800),
+		chromedp.Poll(`document.querySelector("#terminal").dataset.size !== `+strconv.Quote(wide), nil))
+	size := strings.Split(eval[string](t, ctx, `document.querySelector("#terminal").dataset.size`), "x")
+	typeIn("stty size")
+	act(t, ctx, "the PTY has the terminal's size", chromedp.Poll(`document.querySelector("#terminal .xterm-rows").textContent.includes(`+strconv.Quote(size[1]+" "+size[0])+`)`, nil))
+	act(t, ctx, "desktop width again", chromedp.EmulateViewport(1280, 800))
+	termPID := eval[string](t, ctx, `document.querySelector("#terminal").dataset.pid`)
+
 	// Its files: upload one into /workspace, download it (the browser's
 	// download, compared byte for byte) and delete it.
 	act(t, ctx, "the file browser", chromedp.WaitVisible(`#files[data-dir="/workspace"]`, chromedp.ByQuery))
@@ -287,6 +317,19 @@ func TestConsoleLocal(t *testing.T) {
 		t.Errorf("the chart's caption %q", cap)
 	}
 	screenshot(t, ctx, "sandbox")
+	// Closing the terminal ends its shell.
+	act(t, ctx, "close the terminal", chromedp.Click("#terminal-close", chromedp.ByQuery), chromedp.WaitNotVisible("#terminal", chromedp.ByQuery))
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var info apiv1.CommandInfo
+		s.call("GET", "/api/v1/sandboxes/"+id+"/commands/"+termPID, nil, 200, &info)
+		if !info.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal's shell %s still runs after the terminal closed", termPID)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	act(t, ctx, "delete the file", chromedp.Click(file+" button.delete", chromedp.ByQuery),
 		chromedp.WaitVisible("#confirm[open]", chromedp.ByQuery), chromedp.Click("#confirm-ok", chromedp.ByQuery),
 		chromedp.WaitNotPresent(file, chromedp.ByQuery))

@@ -348,7 +348,7 @@ var agentOperations = map[string]op{
 	"POST /pty": {id: "startPty", summary: "Start a command (default a login shell) on a new terminal",
 		body: apiv1.StartPtyRequest{}, bodyRequired: true, status: 201, response: apiv1.CommandInfo{}, errors: agentErrs},
 	"GET /pty/{ref}": {id: "attachPty", summary: "Attach to a terminal over a WebSocket",
-		description: "Binary messages carry output (first what is buffered) to the client and input to the terminal; text messages carry PtyControl JSON: resize from the client, exit from the agent.",
+		description: "Binary messages carry output (first what is buffered) to the client and input to the terminal; text messages carry PtyControl JSON: resize from the client, exit from the agent. A client that offers the subprotocol sbx.pty is answered with it. A browser, which cannot set headers on a WebSocket, may give its API key as the subprotocol sbx.key.<key> beside sbx.pty; serve takes it off the request, and the sandbox never sees it.",
 		status:      101, errors: agentErrs},
 	"POST /pty/{ref}/resize": {id: "resizePty", summary: "Resize a terminal", body: apiv1.PtySize{}, bodyRequired: true, status: 204, errors: agentErrs},
 	"GET /files": {id: "readFile", summary: "A file's bytes, streamed", query: []param{pathQuery},

@@ -26,7 +26,10 @@ var static embed.FS
 
 // CSP is the Content-Security-Policy of every answer: scripts, styles,
 // images and connections (the API, its WebSockets) from this origin only.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+// Styles may also be inline: the terminal (xterm.js) draws its rows with
+// <style> elements it writes itself, which nothing else in the page does
+// (its own code writes text only, never markup). Scripts may not.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // Owns reports whether a path is the console's: / or under Prefix.
@@ -66,7 +69,7 @@ func Handler() http.Handler {
 		}
 		ct := mime.TypeByExtension(path.Ext(name))
 		switch path.Ext(name) { // not left to the host's mime.types
-		case ".js":
+		case ".js", ".mjs":
 			ct = "text/javascript; charset=utf-8"
 		case ".css":
 			ct = "text/css; charset=utf-8"

@@ -1,9 +1,13 @@
 package ui
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"testing"
 )
@@ -23,6 +27,8 @@ func TestServesPageAndAssets(t *testing.T) {
 		{"/ui/app.js", "text/javascript; charset=utf-8", "from './api.js'"},
 		{"/ui/api.js", "text/javascript; charset=utf-8", "Authorization"},
 		{"/ui/style.css", "text/css; charset=utf-8", ":root"},
+		{"/ui/terminal.js", "text/javascript; charset=utf-8", "sbx.pty"},
+		{"/ui/vendor/xterm/xterm.mjs", "text/javascript; charset=utf-8", "export{"},
 	} {
 		res := get(t, "GET", c.path)
 		body, _ := io.ReadAll(res.Body)
@@ -44,8 +50,14 @@ func checkHeaders(t *testing.T, path string, res *http.Response) {
 			t.Errorf("%s: CSP %q lacks %q", path, csp, want)
 		}
 	}
-	if strings.Contains(csp, "unsafe") || strings.Contains(csp, "http") {
-		t.Errorf("%s: CSP %q allows inline code or another origin", path, csp)
+	for d := range strings.SplitSeq(csp, ";") {
+		// Inline styles only (the terminal's): never inline or evaluated script.
+		if d = strings.TrimSpace(d); strings.Contains(d, "unsafe") && d != "style-src 'self' 'unsafe-inline'" {
+			t.Errorf("%s: CSP directive %q allows unsafe code", path, d)
+		}
+	}
+	if strings.Contains(csp, "http") || strings.Contains(csp, "*") {
+		t.Errorf("%s: CSP %q allows another origin", path, csp)
 	}
 	if res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("X-Frame-Options") != "DENY" {
 		t.Errorf("%s: headers %v", path, res.Header)
@@ -74,7 +86,7 @@ func TestServesNothingElse(t *testing.T) {
 // The page loads nothing from another origin and no inline script or
 // style, which the CSP would refuse.
 func TestPageIsSelfContained(t *testing.T) {
-	for _, p := range []string{"/", "/ui/app.js", "/ui/api.js", "/ui/style.css"} {
+	for _, p := range []string{"/", "/ui/app.js", "/ui/api.js", "/ui/terminal.js", "/ui/style.css"} {
 		body, _ := io.ReadAll(get(t, "GET", p).Body)
 		s := string(body)
 		for _, bad := range []string{"http://", "https://", "style=\"", "<script>", "innerHTML", "localStorage", "@import"} {
@@ -82,5 +94,45 @@ func TestPageIsSelfContained(t *testing.T) {
 				t.Errorf("%s contains %q", p, bad)
 			}
 		}
+	}
+}
+
+// The vendored libraries are the files scripts/vendor-ui.sh took from npm
+// at their pinned versions: every file under static/vendor is listed in its
+// SHA256SUMS with the digest it has, and every file listed is there.
+func TestVendoredFilesArePinned(t *testing.T) {
+	sums, err := fs.ReadFile(static, "static/vendor/SHA256SUMS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for line := range strings.Lines(string(sums)) {
+		sum, name, ok := strings.Cut(strings.TrimSpace(line), "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q", line)
+		}
+		listed[path.Clean(name)] = sum
+	}
+	found := 0
+	err = fs.WalkDir(static, "static/vendor", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == "static/vendor/SHA256SUMS" {
+			return err
+		}
+		found++
+		name := strings.TrimPrefix(p, "static/vendor/")
+		data, err := fs.ReadFile(static, p)
+		if err != nil {
+			return err
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(data)); got != listed[name] {
+			t.Errorf("%s has SHA-256 %s; SHA256SUMS says %q (run scripts/vendor-ui.sh)", name, got, listed[name])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found != len(listed) {
+		t.Errorf("SHA256SUMS lists %d files; static/vendor has %d", len(listed), found)
 	}
 }

@@ -36,9 +36,18 @@ type Provider struct {
 	*providertest.Memory
 	t testing.TB
 
-	mu     sync.Mutex
-	agents map[string]*served // by provider sandbox ID
-	died   func(sbx.Died)     // set while Watch runs
+	mu      sync.Mutex
+	agents  map[string]*served // by provider sandbox ID
+	died    func(sbx.Died)     // set while Watch runs
+	inspect func(*http.Request)
+}
+
+// Inspect has f see every request that reaches an agent, as the agent gets
+// it, from now on.
+func (p *Provider) Inspect(f func(*http.Request)) {
+	p.mu.Lock()
+	p.inspect = f
+	p.mu.Unlock()
 }
 
 type served struct {
@@ -84,7 +93,16 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 		a.Close()
 		return in, err
 	}
-	s := &served{agent: a, ln: ln, srv: &http.Server{Handler: a.Handler()}}
+	h := a.Handler()
+	s := &served{agent: a, ln: ln, srv: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		f := p.inspect
+		p.mu.Unlock()
+		if f != nil {
+			f(r)
+		}
+		h.ServeHTTP(w, r)
+	})}}
 	go s.srv.Serve(ln)
 	p.mu.Lock()
 	p.agents[in.ProviderSandboxID] = s

@@ -103,3 +103,12 @@ export async function raw(method, path, body, contentType) {
   }
   return res;
 }
+
+// socket opens a WebSocket to a route under /api/v1 speaking protocol. A
+// browser's WebSocket cannot carry an Authorization header, so the key is
+// offered as the subprotocol sbx.key.<key>, which serve takes off the
+// request (it never reaches the sandbox) and answers with protocol.
+export function socket(path, protocol) {
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  return new WebSocket(`${scheme}//${location.host}/api/v1${path}`, [protocol, `sbx.key.${session.key()}`]);
+}

@@ -4,6 +4,7 @@
 // index.html switched by the URL's hash; everything a user gave or the API
 // answered is written as text, never as HTML.
 import { api, stream, raw, session, newKey, APIError } from './api.js';
+import { openTerminal } from './terminal.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
@@ -270,10 +271,11 @@ $('#refresh').addEventListener('click', loadList);
 // ---- a sandbox's page ----
 
 const PAGE_POLL_MS = 3000;
-let page = null; // {id, timer, logs: AbortController, cmd: AbortController}
+let page = null; // {id, timer, logs: AbortController, cmd: AbortController, term}
 
 function closeSandbox() {
   if (!page) return;
+  closeTerminal(page);
   clearTimeout(page.timer);
   clearTimeout(page.metricsTimer);
   page.logs?.abort();
@@ -292,6 +294,7 @@ async function openSandbox(id) {
   renderMetrics(mine);
   $('#cmd-output').hidden = true;
   $('#cmd-output').textContent = '';
+  $('#terminal-status').textContent = '';
   await pollSandbox(mine);
   if (page !== mine) return;
   followLogs(mine);
@@ -332,6 +335,8 @@ function renderSandbox(s) {
     } catch (e) { showError(e); }
     if (page) { clearTimeout(page.timer); pollSandbox(page); }
   };
+  $('#terminal-open').disabled = s.state !== 'running';
+  if (!page?.term) $('#terminal-status').textContent = s.state === 'running' ? '' : `opens while the sandbox runs (it is ${s.state})`;
   if (s.state === 'running') act('pause', 'Pause', () => run('pause'));
   if (s.state === 'paused') act('resume', 'Resume', () => run('resume'));
   if (s.state !== 'killed') act('delete', 'Delete', () => confirmThen(s, () => run('delete')), 'danger');
@@ -419,6 +424,45 @@ $('#command').addEventListener('submit', async (ev) => {
   } finally {
     $('#cmd-run').disabled = false;
   }
+});
+
+// ---- a terminal (terminal.js) ----
+
+function closeTerminal(mine) {
+  mine.term?.close();
+  mine.term = null;
+  $('#terminal').hidden = true;
+  $('#terminal-close').hidden = true;
+  $('#terminal-open').hidden = false;
+}
+
+$('#terminal-open').addEventListener('click', async () => {
+  const mine = page;
+  if (!mine || mine.term) return;
+  clearError();
+  const box = $('#terminal');
+  const status = (text, state) => {
+    if (page !== mine) return;
+    $('#terminal-status').textContent = text;
+    box.dataset.state = state;
+  };
+  $('#terminal-open').hidden = true;
+  box.hidden = false;
+  try {
+    const term = await openTerminal(box, mine.id, status);
+    if (page !== mine) { term.close(); return; }
+    mine.term = term;
+    $('#terminal-close').hidden = false;
+  } catch (e) {
+    if (page !== mine) return;
+    closeTerminal(mine);
+    showError(e);
+  }
+});
+$('#terminal-close').addEventListener('click', () => {
+  if (!page) return;
+  closeTerminal(page);
+  $('#terminal-status').textContent = 'closed; its shell ended';
 });
 
 // ---- CPU and memory, sampled while the page is open ----
