@@ -152,6 +152,26 @@ type Spec struct {
 	// EgressSetter enforces from the start (lifecycle gives others only the
 	// plain internet); the zero value is the internet.
 	Egress Egress
+	// Image, when set, is the OCI image the sandbox starts from in place of
+	// a template (TemplateID is then its pinned reference); only a
+	// provider that is an ImageStarter gets one.
+	Image *ImageSpec
+}
+
+// ImageSpec is an OCI image a sandbox starts from, with the registry
+// credentials of its pull. The credentials live only here, in memory, for
+// the create: never in the ledger, a log or an answer.
+type ImageSpec struct {
+	Ref                string // registry/repository@sha256:… once resolved
+	Username, Password string
+}
+
+// ImageStarter is a Provider that starts sandboxes from OCI images.
+type ImageStarter interface {
+	// ResolveImage asks img's registry, with img's credentials, which
+	// manifest img.Ref names now, and answers img with Ref pinned to its
+	// digest. Its errors are the caller's to fix and name field.
+	ResolveImage(ctx context.Context, field string, img ImageSpec) (ImageSpec, error)
 }
 
 // Instance is compute a provider holds.

@@ -15,7 +15,8 @@ const IdempotencyHeader = "Idempotency-Key"
 
 // CreateSandboxRequest is the body of POST /api/v1/sandboxes.
 type CreateSandboxRequest struct {
-	TemplateID string            `json:"templateID" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"Template to start from, e.g. base or code-interpreter."`
+	TemplateID string            `json:"templateID,omitempty" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"Template to start from, e.g. base or code-interpreter; or give image."`
+	Image      *Image            `json:"image,omitempty" doc:"An OCI image to start from in place of a template: its registry is asked at once (with the credentials given), the image pulled and kept by its digest on first use."`
 	Timeout    *int64            `json:"timeout,omitempty" minimum:"1" doc:"Seconds until the sandbox is killed (or paused, with autoPause); default 3600, at most the server maximum."`
 	WaitReady  bool              `json:"waitReady,omitempty"`
 	EnvVars    map[string]string `json:"envVars,omitempty"`
@@ -29,6 +30,14 @@ type CreateSandboxRequest struct {
 	Preview    *Preview          `json:"preview,omitempty"`
 	Ports      []int             `json:"ports,omitempty" doc:"Ports the sandbox serves, listed with their preview URLs in its detail (every port is reachable either way); not 22 or 49983."`
 	Egress     *Egress           `json:"egress,omitempty" doc:"What the sandbox may connect to; default: its template's default policy, else the server's (the internet, or none with serve --deny-egress)."`
+}
+
+// Image is an OCI image a sandbox starts from. The credentials serve the
+// create's pull alone: they are never stored, logged or shown again.
+type Image struct {
+	URI      string `json:"uri" doc:"An image reference: REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST (docker.io's short forms as docker pull reads them). Public registries, and private ones the operator allows (serve --private-registries)."`
+	Username string `json:"username,omitempty" doc:"Registry username, with password."`
+	Password string `json:"password,omitempty" doc:"Registry password or token, with username."`
 }
 
 // Egress is a sandbox's outbound policy. Whatever it says, a sandbox never

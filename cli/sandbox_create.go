@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
@@ -16,15 +17,29 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	var access, host string
 	var noWake bool
 	var egress egressFlags
+	var image apiv1.Image
 	cmd := &cobra.Command{
-		Use:   "create TEMPLATE",
-		Short: "Create a sandbox from a template and print it, its ID first",
+		Use:   "create [TEMPLATE]",
+		Short: "Create a sandbox from a template (or an OCI image) and print it, its ID first",
 		Example: "  sbx sandbox create base --timeout 30m --wait --env FOO=bar --metadata purpose=demo\n" +
 			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --disk-mb 20480 --gpu h100:1:50\n" +
 			"  sbx sandbox create base --egress none\n" +
-			"  sbx sandbox create base --egress-allow pypi.org,files.pythonhosted.org --egress-allow 203.0.113.0/24",
-		Args: args("TEMPLATE"),
+			"  sbx sandbox create base --egress-allow pypi.org,files.pythonhosted.org --egress-allow 203.0.113.0/24\n" +
+			"  SBX_REGISTRY_PASSWORD=… sbx sandbox create --image ghcr.io/me/app:v2 --registry-username me",
+		Args: argsOptional("TEMPLATE"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
+			template := ""
+			switch {
+			case len(args) == 1 && image.URI != "":
+				return usagef("give a TEMPLATE or --image, not both")
+			case len(args) == 1:
+				template = args[0]
+			case image.URI == "":
+				return usagef("give a TEMPLATE (base, say) or --image")
+			default:
+				image.Password = os.Getenv("SBX_REGISTRY_PASSWORD")
+				o.Image = &image
+			}
 			if access != "" || host != "" || noWake {
 				o.Preview = &apiv1.Preview{Access: access, Host: host}
 				if noWake {
@@ -32,7 +47,7 @@ func newSandboxCreate(g *globals) *cobra.Command {
 				}
 			}
 			o.Egress = egress.policy()
-			sb, err := c.Create(ctx, args[0], &o)
+			sb, err := c.Create(ctx, template, &o)
 			if err != nil {
 				return err
 			}
@@ -59,5 +74,7 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.BoolVar(&noWake, "no-wake", false, "preview traffic leaves the sandbox paused (409) instead of waking it")
 	f.IntSliceVar(&o.Ports, "port", nil, "a port it serves, listed with its preview URL (repeatable)")
 	egress.add(f, "the sandbox", "the template's default, else the server's")
+	f.StringVar(&image.URI, "image", "", "start from this OCI image (REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST) in place of a template, pulled and kept by the server")
+	f.StringVar(&image.Username, "registry-username", "", "with --image: the registry's username; its password or token is read from $SBX_REGISTRY_PASSWORD, never a flag")
 	return cmd
 }

@@ -30,6 +30,9 @@ type CreateOptions struct {
 	// Egress is what the sandbox may connect to; nil: its template's
 	// default, else the server's.
 	Egress *apiv1.Egress
+	// Image, when set, is the OCI image to start from, with the
+	// credentials of its pull; give Create no template then.
+	Image *apiv1.Image
 	// IdempotencyKey makes the create safe to retry: the same key with the
 	// same options answers the sandbox the first request made. Create
 	// makes one when it is empty, and retries with it when the connection
@@ -55,7 +58,8 @@ type ListOptions struct {
 	Cursor   string            // next_cursor of the previous page
 }
 
-// Create starts a sandbox from template; opts may be nil.
+// Create starts a sandbox from template (or, with "", from opts.Image);
+// opts may be nil.
 func (c *Client) Create(ctx context.Context, template string, opts *CreateOptions) (*Sandbox, error) {
 	if opts == nil {
 		opts = &CreateOptions{}
@@ -63,7 +67,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 	req := apiv1.CreateSandboxRequest{
 		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
 		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
-		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress,
+		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress, Image: opts.Image,
 	}
 	if opts.CPU != 0 {
 		req.CPU = &opts.CPU

@@ -13,7 +13,7 @@ func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 	if err := decodeStrict(data, &body); err != nil {
 		return lifecycle.CreateRequest{}, err
 	}
-	ask := lifecycle.Ask{TemplateID: body.TemplateID, Kind: body.Kind, Timeout: body.Timeout, CPU: body.CPU,
+	ask := lifecycle.Ask{TemplateID: body.TemplateID, Image: imageOf(body.Image), Kind: body.Kind, Timeout: body.Timeout, CPU: body.CPU,
 		MemoryMB: body.MemoryMB, DiskMB: body.DiskMB, Env: body.EnvVars, Metadata: body.Metadata,
 		WaitReady: body.WaitReady, AutoPause: body.AutoPause, Ports: body.Ports, Egress: egressOf(body.Egress)}
 	if v := body.Preview; v != nil {
@@ -23,4 +23,11 @@ func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 		ask.GPU = &sbx.GPURequest{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
 	}
 	return s.mgr.Request(ask)
+}
+
+func imageOf(i *apiv1.Image) *sbx.ImageSpec {
+	if i == nil {
+		return nil
+	}
+	return &sbx.ImageSpec{Ref: i.URI, Username: i.Username, Password: i.Password}
 }

@@ -63,6 +63,7 @@ const (
 // Ask is a create as a caller asks for it: unchecked, nil where left out.
 type Ask struct {
 	TemplateID       string
+	Image            *sbx.ImageSpec // in place of TemplateID: an OCI image and its pull's credentials
 	Kind             string
 	Timeout          *int64 // seconds
 	CPU              *float64
@@ -109,11 +110,16 @@ func CheckPreview(p *sbx.Problems, field string, a PreviewAsk) sbx.Preview {
 func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	var p sbx.Problems
 	l := m.cfg.Limits
-	req := CreateRequest{TemplateID: a.TemplateID, Kind: sbx.Kind(a.Kind), WaitReady: a.WaitReady, AutoPause: a.AutoPause,
+	req := CreateRequest{TemplateID: a.TemplateID, Image: a.Image, Kind: sbx.Kind(a.Kind), WaitReady: a.WaitReady, AutoPause: a.AutoPause,
 		Env: a.Env, Metadata: a.Metadata}
-	if a.TemplateID == "" {
-		p.Add("templateID", "templateID is required, for example \"base\"")
-	} else {
+	switch {
+	case a.Image != nil && a.TemplateID != "":
+		p.Add("image", "give templateID or image, not both")
+	case a.Image != nil:
+		checkImage(&p, "image", *a.Image)
+	case a.TemplateID == "":
+		p.Add("templateID", "templateID (for example \"base\") or image is required")
+	default:
 		CheckTemplate(&p, "templateID", a.TemplateID)
 	}
 	if a.Timeout != nil {
@@ -268,3 +274,23 @@ func valueOr[T any](v *T, otherwise T) T {
 	}
 	return otherwise
 }
+
+// checkImage checks an image asked for in field: a reference of sensible
+// length, and a username only with a password.
+func checkImage(p *sbx.Problems, field string, img sbx.ImageSpec) {
+	switch {
+	case img.Ref == "":
+		p.Add(field+".uri", "uri is required: an image reference such as docker.io/library/python:3.12")
+	case len(img.Ref) > maxImageRef:
+		p.Add(field+".uri", "uri is %d bytes, more than %d", len(img.Ref), maxImageRef)
+	}
+	if (img.Username == "") != (img.Password == "") {
+		p.Add(field+".password", "give a username and a password together, or neither for a public image")
+	}
+	if len(img.Username) > 256 || len(img.Password) > 4096 {
+		p.Add(field+".password", "the registry credentials are too long (a username of at most 256 bytes, a password or token of at most 4096)")
+	}
+}
+
+// maxImageRef is the longest image reference a create takes.
+const maxImageRef = 512

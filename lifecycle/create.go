@@ -15,6 +15,7 @@ import (
 // CreateRequest is a validated request for a new sandbox.
 type CreateRequest struct {
 	TemplateID string
+	Image      *sbx.ImageSpec // in place of TemplateID, which the create sets to its pinned reference
 	Kind       sbx.Kind
 	Timeout    time.Duration // 0: the default
 	WaitReady  bool
@@ -118,7 +119,12 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		return sbx.Sandbox{}, sbx.Errorf(sbx.EUnsupported, "provider %q does not offer GPUs", p.Name())
 	}
 	var defaults sbx.TemplateDefaults
-	if t, ok := p.(sbx.TemplateDefaulter); ok {
+	if req.Image != nil {
+		if req.Image, err = resolveImage(ctx, p, *req.Image); err != nil {
+			return sbx.Sandbox{}, err
+		}
+		req.TemplateID = req.Image.Ref
+	} else if t, ok := p.(sbx.TemplateDefaulter); ok {
 		if defaults, err = t.TemplateDefaults(ctx, req.TemplateID); err != nil {
 			return sbx.Sandbox{}, err
 		}
@@ -145,7 +151,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	}
 	spec := sbx.Spec{
 		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, Kind: sb.Kind,
-		Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken,
+		Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken, Image: req.Image,
 	}
 	if egress != nil {
 		spec.Egress = *egress
@@ -155,7 +161,11 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 			return sbx.Sandbox{}, err
 		}
 	}
-	creating := m.event(creation.Begin, fmt.Sprintf("provider %s, template %s", p.Name(), sb.TemplateID))
+	from := "template " + sb.TemplateID
+	if req.Image != nil {
+		from = "image " + sb.TemplateID
+	}
+	creating := m.event(creation.Begin, fmt.Sprintf("provider %s, %s", p.Name(), from))
 	if req.RuntimeID != "" {
 		err = m.store.InsertRuntimeSandbox(ctx, req.RuntimeID, req.Once, sb, creating)
 	} else {
@@ -185,6 +195,20 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		return sb, nil
 	}
 	return m.waitReady(ctx, sb, done)
+}
+
+// resolveImage pins an image a create asks for to the digest its registry
+// serves the caller now: a provider that cannot start images refuses it.
+func resolveImage(ctx context.Context, p sbx.Provider, img sbx.ImageSpec) (*sbx.ImageSpec, error) {
+	starter, ok := p.(sbx.ImageStarter)
+	if !ok {
+		return nil, sbx.Errorf(sbx.EUnsupported, "provider %q cannot start sandboxes from OCI images: give a templateID", p.Name())
+	}
+	pinned, err := starter.ResolveImage(ctx, "image.uri", img)
+	if err != nil {
+		return nil, err
+	}
+	return &pinned, nil
 }
 
 // creation is the table's create: the row is written in its From state

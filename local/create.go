@@ -21,7 +21,9 @@ import (
 // Admit implements sbx.Admitter: a template this host lacks, or GPUs it
 // cannot place now, are refused before any row is written.
 func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
-	if _, err := p.cfg.Templates.Current(spec.TemplateID); err != nil {
+	if spec.Image != nil {
+		// resolved by ResolveImage; pulled by Create
+	} else if _, err := p.cfg.Templates.Current(spec.TemplateID); err != nil {
 		return p.noTemplate(spec.TemplateID, err)
 	}
 	if spec.Resources.GPU == nil {
@@ -75,9 +77,9 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	if !idPattern.MatchString(id) {
 		return sbx.Instance{}, fmt.Errorf("sandbox ID %q is not one the local provider accepts", id)
 	}
-	tmpl, err := p.cfg.Templates.Current(spec.TemplateID)
+	tmpl, err := p.template(ctx, spec)
 	if err != nil {
-		return sbx.Instance{}, sbx.Errorf(sbx.EInvalid, "%s", err.Error())
+		return sbx.Instance{}, err
 	}
 	end, err := p.begin(ctx, id)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/sbxdev/sbx/local/gpu"
 	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/local/runsc"
+	"github.com/sbxdev/sbx/oci"
 	"github.com/sbxdev/sbx/template"
 )
 
@@ -60,6 +61,10 @@ type Config struct {
 	// filesystem once every live sandbox has written its layer to its cap
 	// (disk.go); zero: nothing beyond those caps.
 	DiskReserve Reserve
+	// Registries are those tenants may start sandboxes from images of
+	// (image.go); MaxImageMB caps an image's compressed layers (0: no cap).
+	Registries oci.Registries
+	MaxImageMB int64
 }
 
 // Provider runs sandboxes with its engine: runsc, or runc.
@@ -71,6 +76,7 @@ type Provider struct {
 	agent  string      // the installed copy of Config.Agent
 	ops    keyed.Mutex // by provider ID, held by each operation on that sandbox
 	claims sync.Mutex  // held while a new sandbox's ID is checked and claimed
+	pulls  keyed.Mutex // by image digest, held while one is pulled
 	tokens sync.Map    // provider ID → *tokenWatch, while its agent may not have taken its token
 
 	diskMu  sync.Mutex             // held while the disk is measured and a share admitted

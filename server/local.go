@@ -15,6 +15,7 @@ import (
 	"github.com/sbxdev/sbx/local/gpu"
 	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/local/runsc"
+	"github.com/sbxdev/sbx/oci"
 	"github.com/sbxdev/sbx/template"
 )
 
@@ -42,6 +43,11 @@ type LocalConfig struct {
 	// DiskReserve is what creates and resumes leave free on the data dir's
 	// filesystem (serve's default: 2 GiB); zero keeps only the sandboxes' caps.
 	DiskReserve local.Reserve
+	// PrivateRegistries are registries (host or host:port) tenants may
+	// start sandboxes from images of although they are at private or
+	// loopback addresses; any public one may be used.
+	PrivateRegistries []string
+	MaxImageMB        int64 // the largest image (its compressed layers) a create may pull; 0: no cap
 }
 
 // startLocal finds the engine (runsc, or runc) and, when it runs, builds the
@@ -86,7 +92,8 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 		}
 	}
 	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: lc.Agent, Templates: templates, Network: net,
-		GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, DiskReserve: lc.DiskReserve, CgroupParent: lc.Name})
+		GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, DiskReserve: lc.DiskReserve, CgroupParent: lc.Name,
+		Registries: oci.Registries{Private: lc.PrivateRegistries}, MaxImageMB: lc.MaxImageMB})
 	if err != nil {
 		return nil, st, err
 	}

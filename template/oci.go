@@ -29,6 +29,13 @@ type OCIOptions struct {
 	User               string      // the default user of its sandboxes; default the image's configured User (none: root)
 	Egress             *sbx.Egress // the default egress policy of its sandboxes; default none (the server's)
 	Ports              []int       // the ports its sandboxes serve; default none
+	// Remote, when set, is how the registry is reached (credentials,
+	// transport) in place of Username and Password or the host's Docker
+	// config: a tenant's pull (package oci) never uses the host's.
+	Remote []remote.Option
+	// MaxBytes, when set, refuses an image whose layers, as the registry
+	// stores them (compressed), add up to more.
+	MaxBytes int64
 }
 
 // BuildOCI builds a new version of template name from an OCI image: it pulls
@@ -61,13 +68,20 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 	if err != nil {
 		return Template{}, fmt.Errorf("image %q: %w", image, err)
 	}
-	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
-	if opts.Username != "" {
-		auth = remote.WithAuth(&authn.Basic{Username: opts.Username, Password: opts.Password})
+	reach := opts.Remote
+	switch {
+	case reach != nil:
+	case opts.Username != "":
+		reach = []remote.Option{remote.WithAuth(&authn.Basic{Username: opts.Username, Password: opts.Password}), remote.WithContext(ctx)}
+	default:
+		reach = []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain), remote.WithContext(ctx)}
 	}
 	fmt.Fprintf(progress, "pulling %s\n", ref)
-	img, err := remote.Image(ref, auth, remote.WithContext(ctx), remote.WithPlatform(v1.Platform{OS: "linux", Architecture: hostArch()}))
+	img, err := remote.Image(ref, append(reach, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: hostArch()}))...)
 	if err != nil {
+		return Template{}, fmt.Errorf("pulling %s: %w", ref, err)
+	}
+	if err := checkSize(img, opts.MaxBytes); err != nil {
 		return Template{}, fmt.Errorf("pulling %s: %w", ref, err)
 	}
 	digest, err := img.Digest()
@@ -119,6 +133,26 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 		fmt.Fprintf(progress, "template %s version %s is ready\n", tmplName, t.Version)
 	}
 	return t, err
+}
+
+// checkSize refuses an image whose layers add up to more than max bytes
+// (none: no limit).
+func checkSize(img v1.Image, max int64) error {
+	if max <= 0 {
+		return nil
+	}
+	m, err := img.Manifest()
+	if err != nil {
+		return err
+	}
+	var sum int64
+	for _, l := range m.Layers {
+		sum += l.Size
+	}
+	if sum > max {
+		return fmt.Errorf("its layers are %d MiB, more than the %d MiB an image may be here", sum>>20, max>>20)
+	}
+	return nil
 }
 
 // unpack writes a tar stream into dir through an os.Root, so that no entry,

@@ -760,6 +760,7 @@ async function openWizard() {
   step = 1;
   createKey = newKey();
   $('#wizard').reset();
+  showTemplateFields();
   $('#env').replaceChildren();
   clearFieldErrors();
   showStep();
@@ -813,7 +814,7 @@ $('#wizard').addEventListener('change', (ev) => {
     $('#gpu-count').disabled = !on;
     $('#gpu-fraction').disabled = !on;
   }
-  if (ev.target.name === 'template') $('#template-custom').disabled = ev.target.value !== 'custom';
+  if (ev.target.name === 'template') showTemplateFields();
   renderSummary();
 });
 $('#wizard').addEventListener('input', (ev) => {
@@ -824,6 +825,16 @@ $('#wizard').addEventListener('input', (ev) => {
   if (p?.classList.contains('field-error')) p.textContent = '';
   renderSummary();
 });
+
+// showTemplateFields shows the fields of the image step's choice: a
+// template's name, or an image's URI and credentials.
+function showTemplateFields() {
+  const v = $('input[name=template]:checked')?.value;
+  $('#template-custom').disabled = v !== 'custom';
+  $('#template-custom-fields').hidden = v !== 'custom';
+  for (const id of ['#image-uri', '#image-username', '#image-password']) $(id).disabled = v !== 'image';
+  $('#image-fields').hidden = v !== 'image';
+}
 
 function addEnvRow(k = '', v = '') {
   const n = $$('#env .env-row').length + 1;
@@ -850,8 +861,21 @@ function gpuChoice() {
   return { type: t, count: Number($('#gpu-count').value) || 1, fraction: Number($('#gpu-fraction').value) || 100 };
 }
 
+// image is the image step's image, when an image is chosen: its
+// credentials go with this create only.
+function image() {
+  if ($('input[name=template]:checked')?.value !== 'image') return null;
+  const img = { uri: $('#image-uri').value.trim() };
+  const user = $('#image-username').value;
+  const pass = $('#image-password').value;
+  if (user !== '') img.username = user;
+  if (pass !== '') img.password = pass;
+  return img;
+}
+
 function request() {
-  const body = { templateID: template() };
+  const img = image();
+  const body = img ? { image: img } : { templateID: template() };
   const num = (id) => ($(id).value === '' ? undefined : Number($(id).value));
   body.cpu = num('#cpu');
   body.memoryMB = num('#memory');
@@ -898,7 +922,7 @@ function renderSummary() {
   const gpu = b.gpu ? gpuPerSecond(b.gpu.type, b.gpu.fraction, b.gpu.count) : 0;
   const env = Object.keys(b.envVars || {});
   const items = [
-    ['Image', b.templateID || '(none)'],
+    ['Image', b.image ? `${b.image.uri || '(no URI)'}${b.image.username ? ` as ${b.image.username}` : ''}` : b.templateID || '(none)'],
     ['GPU', b.gpu ? `${b.gpu.count}× ${b.gpu.type} at ${b.gpu.fraction} %` : 'none'],
     ['CPU and memory', `${b.cpu ?? 2} vCPU, ${b.memoryMB ?? 512} MiB`],
     ['Timeout', `${b.timeout ?? 3600} s, then ${b.autoPause ? 'paused' : 'ended'}`],
@@ -924,7 +948,8 @@ function showFieldErrors(fields) {
       if (r) { r.querySelector('.env-error').textContent = f.message; r.querySelector('.env-key').setAttribute('aria-invalid', 'true'); return r; }
     }
     const key = f.field.split(/[.[]/)[0];
-    const p = $(`#wizard .field-error[data-for="${CSS.escape(key)}"]`) || $('#wizard .field-error[data-for=""]');
+    const p = $(`#wizard .field-error[data-for="${CSS.escape(f.field)}"]`) || $(`#wizard .field-error[data-for="${CSS.escape(key)}"]`)
+      || $('#wizard .field-error[data-for=""]');
     p.textContent = p.textContent ? `${p.textContent} ${f.message}` : (p.dataset.for ? f.message : `${f.field}: ${f.message}`);
     return p;
   };

@@ -1,0 +1,141 @@
+// Package oci reaches OCI registries on a tenant's behalf: it resolves an
+// image reference to the digest its registry serves now, with the tenant's
+// credentials, and gives the options a pull of it uses. Every connection
+// goes through a dialer that reaches public addresses only, so that an
+// image reference cannot make serve call the host's own services, its
+// network's or a cloud's metadata endpoint; the operator may name private
+// registries that tenants may use all the same. The host's own registry
+// credentials (a Docker config) are never used for a tenant.
+package oci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Registries says which registries tenants may pull from: any at a public
+// address, and those named in Private (host or host:port, as in an image
+// reference) wherever they are.
+type Registries struct {
+	Private []string
+}
+
+// Auth is a tenant's registry credentials for one pull; empty: anonymous.
+type Auth struct{ Username, Password string }
+
+// Resolve parses ref (a tag or digest reference; Docker Hub's short forms
+// as `docker pull` reads them) and asks its registry, with a's credentials,
+// for the manifest it names: it answers the reference pinned to that
+// manifest's digest (registry/repository@sha256:…). Its errors are the
+// caller's to fix, with field as the field that names the image.
+func (r Registries) Resolve(ctx context.Context, field, ref string, a Auth) (string, error) {
+	parsed, err := name.ParseReference(ref)
+	if err != nil {
+		return "", sbx.Invalid(field, "%q is not an image reference (REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST): %v", ref, err)
+	}
+	desc, err := remote.Head(parsed, r.Options(ctx, a)...)
+	if err != nil {
+		return "", r.refusal(field, parsed, err)
+	}
+	return parsed.Context().Name() + "@" + desc.Digest.String(), nil
+}
+
+// Options are the remote options of a request for a tenant: a's
+// credentials (never the host's) and the guarded transport.
+func (r Registries) Options(ctx context.Context, a Auth) []remote.Option {
+	var auth authn.Authenticator = authn.Anonymous
+	if a.Username != "" || a.Password != "" {
+		auth = &authn.Basic{Username: a.Username, Password: a.Password}
+	}
+	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithTransport(r.transport())}
+}
+
+// transport is an HTTP transport whose dialer refuses addresses that are
+// not public, but for the registries in Private. The address is checked as
+// dialled, after the name is resolved, so DNS cannot be used to slip by.
+func (r Registries) transport() http.RoundTripper {
+	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil // a proxy would dial for us, unchecked
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+		if !r.private(addr) {
+			d.Control = func(_, address string, _ syscall.RawConn) error {
+				ap, err := netip.ParseAddrPort(address)
+				if err != nil {
+					return err
+				}
+				if !Public(ap.Addr()) {
+					return &privateError{host: addr, addr: ap.Addr()}
+				}
+				return nil
+			}
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	return t
+}
+
+// private reports whether addr (host:port as dialled) is a registry the
+// operator allowed at any address. A registry named without a port allows
+// its default ports.
+func (r Registries) private(addr string) bool {
+	host, port, _ := net.SplitHostPort(addr)
+	return slices.ContainsFunc(r.Private, func(p string) bool {
+		return strings.EqualFold(p, addr) || (strings.EqualFold(p, host) && (port == "443" || port == "80"))
+	})
+}
+
+// Public reports whether a is an address a tenant's pull may reach: a
+// global unicast IPv4 or IPv6 address outside sbx's unreachable ranges.
+func Public(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsGlobalUnicast() || a.IsPrivate() {
+		return false
+	}
+	if a.Is4() {
+		return !slices.ContainsFunc(sbx.EgressUnreachable(), func(p netip.Prefix) bool { return p.Contains(a) })
+	}
+	return true
+}
+
+type privateError struct {
+	host string
+	addr netip.Addr
+}
+
+func (e *privateError) Error() string {
+	return fmt.Sprintf("%s is at %s, which is not a public address", e.host, e.addr)
+}
+
+// refusal words a registry's refusal for the tenant.
+func (r Registries) refusal(field string, ref name.Reference, err error) error {
+	var pe *privateError
+	if errors.As(err, &pe) {
+		return sbx.Invalid(field, "registry %s is at %s, not a public address: sbx pulls tenants' images from public registries only, and those its operator names (serve --private-registries)", ref.Context().RegistryStr(), pe.addr)
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		switch te.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return sbx.Invalid(field, "registry %s refused to serve %s to these credentials (%d): give a username and password (or token) that may pull it", ref.Context().RegistryStr(), ref, te.StatusCode)
+		case http.StatusNotFound:
+			return sbx.Invalid(field, "image %s was not found in registry %s: check its repository and tag", ref, ref.Context().RegistryStr())
+		}
+	}
+	return sbx.Errorf(sbx.EProvider, "asking registry %s for %s: %v", ref.Context().RegistryStr(), ref, err)
+}
