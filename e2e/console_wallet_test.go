@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +18,9 @@ import (
 // the Memory provider and a meter settling every 100 ms: after a sandbox
 // has run, the wallet shows the balance, its settlements, its spending by
 // resource, project, kind, provider and sandbox, and the price table; the
-// project's runtime is started, paused, resumed and reset from its page,
+// project's runtime is started (with a secret checked on the page: its
+// sandbox has it), paused, resumed and reset from its page, showing the
+// capability bound to it,
 // each seen by the API.
 func TestConsoleWalletAndRuntimes(t *testing.T) {
 	s := startServer(t, serverOpts{args: []string{"--meter-interval", "100ms"}})
@@ -98,6 +101,10 @@ func TestConsoleWalletAndRuntimes(t *testing.T) {
 	}
 	rt := list.Items[0]
 	row := `#runtimes tr[data-id="` + rt.ID + `"]`
+	// A secret to start it with, and a capability bound to it.
+	var sec apiv1.Secret
+	s.call("POST", secretsPath, map[string]any{"name": "CONSOLE_TOKEN", "value": "from-the-console"}, http.StatusCreated, &sec)
+	s.call("POST", runtimesPath+"/"+rt.ID+"/capabilities", map[string]any{"name": "git-toolkit"}, http.StatusCreated, nil)
 	status := func() string {
 		var got apiv1.Runtime
 		s.call("GET", runtimesPath+"/"+rt.ID, nil, http.StatusOK, &got)
@@ -107,6 +114,11 @@ func TestConsoleWalletAndRuntimes(t *testing.T) {
 		chromedp.WaitVisible(row+`[data-status="idle"]`, chromedp.ByQuery))
 	if r := text(t, ctx, row); !strings.Contains(r, "default") || !strings.Contains(r, "base") {
 		t.Errorf("the runtime's row %q", r)
+	}
+	act(t, ctx, "its bindings and the secrets", chromedp.WaitVisible(row+` td.caps [data-binding="git-toolkit"]`, chromedp.ByQuery),
+		chromedp.Click(`#runtime-secrets-list input[data-name="CONSOLE_TOKEN"]`, chromedp.ByQuery))
+	if caps := text(t, ctx, row+" td.caps"); !strings.Contains(caps, "git-toolkit 1.0.0") {
+		t.Errorf("the runtime's capabilities: %q", caps)
 	}
 	for _, step := range []struct{ button, want string }{{"start", "running"}, {"pause", "paused"}, {"resume", "running"}, {"keepalive", "running"}} {
 		act(t, ctx, step.button, chromedp.Click(row+" button."+step.button, chromedp.ByQuery),
@@ -119,6 +131,11 @@ func TestConsoleWalletAndRuntimes(t *testing.T) {
 		}
 	}
 	fitsPhone(t, ctx, "the runtimes")
+	var started apiv1.Runtime
+	s.call("GET", runtimesPath+"/"+rt.ID, nil, http.StatusOK, &started)
+	if sb := s.get(started.SandboxID); !slices.Contains(sb.EnvVarNames, "CONSOLE_TOKEN") {
+		t.Errorf("the sandbox started from the page has env %v, without the secret checked", sb.EnvVarNames)
+	}
 	if sid := text(t, ctx, row+" td:nth-child(5)"); sid == "—" || sid == "" {
 		t.Errorf("a running runtime shows no sandbox: %q", sid)
 	}

@@ -41,3 +41,30 @@ func TestAsksAreCheckedAndCompleted(t *testing.T) {
 		t.Fatalf("a runtime's start resources: %+v", r)
 	}
 }
+
+// An image is asked for in place of a template, never with one, with a URI
+// and with a username and password together or neither.
+func TestImageAsks(t *testing.T) {
+	m := lifecycle.New(nil, nil, lifecycle.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler))
+	img := &sbx.ImageSpec{Ref: "ghcr.io/me/app:v2", Username: "me", Password: "token"}
+	if req, err := m.Request(lifecycle.Ask{Image: img}); err != nil || req.Image != img || req.TemplateID != "" {
+		t.Fatalf("an image: %+v %v", req, err)
+	}
+	for _, c := range []struct {
+		ask   lifecycle.Ask
+		field string
+	}{
+		{lifecycle.Ask{}, "templateID"},
+		{lifecycle.Ask{TemplateID: "base", Image: img}, "image"},
+		{lifecycle.Ask{Image: &sbx.ImageSpec{}}, "image.uri"},
+		{lifecycle.Ask{Image: &sbx.ImageSpec{Ref: strings.Repeat("a", 513)}}, "image.uri"},
+		{lifecycle.Ask{Image: &sbx.ImageSpec{Ref: "app", Username: "me"}}, "image.password"},
+		{lifecycle.Ask{Image: &sbx.ImageSpec{Ref: "app", Password: "token"}}, "image.password"},
+	} {
+		_, err := m.Request(c.ask)
+		var e *sbx.Error
+		if !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Field != c.field {
+			t.Errorf("%+v: %v, want a problem with %s", c.ask, err, c.field)
+		}
+	}
+}

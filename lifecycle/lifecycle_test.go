@@ -433,3 +433,14 @@ func TestCreateChecksTheMergedEnv(t *testing.T) {
 		t.Errorf("refused creates left %d sandboxes", len(list))
 	}
 }
+
+// A provider that cannot start images refuses one (501, naming it) before
+// any row is written.
+func TestImageOnAProviderWithoutImages(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.m.Create(context.Background(), e.caller, lifecycle.CreateRequest{Image: &sbx.ImageSpec{Ref: "ghcr.io/me/app:v2"}})
+	wantCode(t, err, sbx.EUnsupported, "cannot start sandboxes from OCI images")
+	if list, _, err := e.store.ListSandboxes(context.Background(), ledger.Filter{}); err != nil || len(list) != 0 {
+		t.Errorf("rows after a refused create: %v %v", list, err)
+	}
+}

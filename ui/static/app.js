@@ -712,6 +712,39 @@ async function loadRuntimes() {
   if (seq !== runtimesSeq || $('#view-runtimes').hidden) return;
   $('#runtimes tbody').replaceChildren(...items.map(runtimeRow));
   $('#runtimes-empty').hidden = items.length > 0;
+  loadSecrets(seq);
+}
+
+// loadSecrets lists the secrets the key sees, to check for a start; those
+// checked before stay checked.
+async function loadSecrets(seq) {
+  const box = $('#runtime-secrets-list');
+  const checked = new Set($$('input:checked', box).map((i) => i.value));
+  let items;
+  try {
+    items = (await api('GET', `/org/${encodeURIComponent(me.org.id)}/secrets`)).items || [];
+  } catch (e) {
+    if (seq === runtimesSeq) box.replaceChildren(el('p', { class: 'muted' }, `Secrets are not listed: ${explain(e).text}`));
+    return;
+  }
+  if (seq !== runtimesSeq) return;
+  box.replaceChildren(...items.map((s) => el('label', { class: 'check' },
+    el('input', { type: 'checkbox', value: s.id, checked: checked.has(s.id), 'data-name': s.name }), ` ${s.name} `,
+    el('small', { class: 'muted' }, s.scope === 'user' ? '(yours)' : '(org)'))));
+  if (!items.length) box.replaceChildren(el('p', { class: 'muted' }, 'This org has no secrets yet (sbx secret set NAME).'));
+}
+
+// loadBindings fills a runtime row's capabilities cell.
+async function loadBindings(rt, cell) {
+  try {
+    const r = await api('GET', `${rtPath()}/${encodeURIComponent(rt.id)}/capabilities`);
+    const items = r.items || [];
+    cell.replaceChildren(...items.map((b) => el('div', { 'data-binding': b.name, class: b.enabled ? '' : 'muted' },
+      `${b.name} ${b.version}${b.enabled ? '' : ' (off)'}`)));
+    if (!items.length) cell.textContent = 'none';
+  } catch (e) {
+    cell.textContent = `not listed: ${explain(e).text}`;
+  }
 }
 
 function runtimeRow(rt) {
@@ -722,12 +755,15 @@ function runtimeRow(rt) {
   if (rt.status === 'paused') act('resume', 'Resume');
   if (rt.status !== 'idle') act('reset', 'Reset', 'danger');
   const sb = rt.sandbox;
+  const caps = el('td', { class: 'caps' }, '…');
+  loadBindings(rt, caps);
   return el('tr', { 'data-id': rt.id, 'data-status': rt.status },
     el('td', {}, el('code', {}, rt.id)),
     el('td', {}, rt.project_id === me.project?.id ? `${me.project.name} (${rt.project_id})` : rt.project_id),
     el('td', {}, el('span', { class: `state state-${rt.status === 'idle' ? 'killed' : rt.status}` }, rt.status)),
     el('td', {}, rt.config?.template_id || 'base'),
     el('td', {}, sb ? el('a', { href: `#/sandbox/${sb.id}` }, el('code', {}, sb.sandboxID)) : (rt.sandbox_id ? el('code', {}, rt.sandbox_id) : '—')),
+    caps,
     el('td', {}, fmtTime(rt.updated_at)),
     actions);
 }
@@ -738,7 +774,9 @@ async function runtimeAction(rt, verb) {
     $$(`#runtimes tr[data-id="${CSS.escape(rt.id)}"] button`).forEach((b) => { b.disabled = true; });
     try {
       const path = `${rtPath()}/${encodeURIComponent(rt.id)}/${verb}`;
-      const updated = verb === 'start' ? await api('POST', path, {}, { 'Idempotency-Key': newKey() }) : await api('POST', path, {});
+      const secrets = $$('#runtime-secrets-list input:checked').map((i) => i.value);
+      const updated = verb === 'start' ? await api('POST', path, secrets.length ? { secret_ids: secrets } : {}, { 'Idempotency-Key': newKey() })
+        : await api('POST', path, {});
       $(`#runtimes tr[data-id="${CSS.escape(rt.id)}"]`)?.replaceWith(runtimeRow(updated));
     } catch (e) { showError(e); }
     loadRuntimes();
