@@ -162,8 +162,10 @@ type Spec struct {
 // credentials of its pull. The credentials live only here, in memory, for
 // the create: never in the ledger, a log or an answer.
 type ImageSpec struct {
-	Ref                string // registry/repository@sha256:… once resolved
-	Username, Password string
+	Ref string // registry/repository@sha256:… once resolved
+	// Username and Password are in no JSON made of a spec (an idempotency
+	// key's hash among them).
+	Username, Password string `json:"-"`
 }
 
 // ImageStarter is a Provider that starts sandboxes from OCI images.

@@ -118,7 +118,7 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	case a.Image != nil:
 		checkImage(&p, "image", *a.Image)
 	case a.TemplateID == "":
-		p.Add("templateID", "templateID (for example \"base\") or image is required")
+		p.Add("templateID", "templateID is required, for example \"base\" (or give image)")
 	default:
 		CheckTemplate(&p, "templateID", a.TemplateID)
 	}

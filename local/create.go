@@ -21,10 +21,10 @@ import (
 // Admit implements sbx.Admitter: a template this host lacks, or GPUs it
 // cannot place now, are refused before any row is written.
 func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
-	if spec.Image != nil {
-		// resolved by ResolveImage; pulled by Create
-	} else if _, err := p.cfg.Templates.Current(spec.TemplateID); err != nil {
-		return p.noTemplate(spec.TemplateID, err)
+	if spec.Image == nil { // an image was resolved by ResolveImage; Create pulls it
+		if _, err := p.cfg.Templates.Current(spec.TemplateID); err != nil {
+			return p.noTemplate(spec.TemplateID, err)
+		}
 	}
 	if spec.Resources.GPU == nil {
 		return p.admitCreate(spec)

@@ -2,6 +2,8 @@ package local
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"path/filepath"
@@ -14,11 +16,11 @@ import (
 
 // Sandboxes from OCI images: a create resolves the image with the caller's
 // credentials (ResolveImage), then the provider pulls it once into a
-// template of its own, named by the manifest's digest, in <DataDir>/images,
-// where no templateID reaches. A later create of the same digest uses that
-// tree without pulling, but only after its registry has answered that
-// caller's credentials with that digest, so a cached private image is no
-// one else's.
+// template of its own, named by a hash of the pinned reference
+// (repository@digest), in <DataDir>/images, where no templateID reaches. A
+// later create of the same reference uses that tree without pulling, but
+// only after the registry has answered that caller's credentials with that
+// digest, so a cached private image is no one else's.
 
 // ResolveImage implements sbx.ImageStarter through the registries the
 // operator allows (Config.Registries).
@@ -47,25 +49,29 @@ func (p *Provider) template(ctx context.Context, spec sbx.Spec) (template.Templa
 		return t, nil
 	}
 	img := *spec.Image
-	_, digest, ok := strings.Cut(img.Ref, "@sha256:")
-	if !ok || template.CheckName(digest) != nil {
+	if !strings.Contains(img.Ref, "@sha256:") {
 		return template.Template{}, sbx.Errorf(sbx.EInvalid, "image %q is not pinned to a sha256 digest", img.Ref)
 	}
-	if err := p.pulls.Lock(ctx, digest); err != nil {
+	// By the whole reference, not the digest alone: a registry names the
+	// digest it likes, and only the repository that served a tree may
+	// serve it again.
+	sum := sha256.Sum256([]byte(img.Ref))
+	name := hex.EncodeToString(sum[:])
+	if err := p.pulls.Lock(ctx, name); err != nil {
 		return template.Template{}, err
 	}
-	defer p.pulls.Unlock(digest)
+	defer p.pulls.Unlock(name)
 	store := p.images()
-	t, err := store.Current(digest)
+	t, err := store.Current(name)
 	if !errors.Is(err, template.ErrNotBuilt) {
 		return t, err
 	}
-	t, err = store.BuildOCI(ctx, digest, img.Ref, template.OCIOptions{
+	t, err = store.BuildOCI(ctx, name, img.Ref, template.OCIOptions{
 		Remote:   p.cfg.Registries.Options(ctx, oci.Auth{Username: img.Username, Password: img.Password}),
 		MaxBytes: p.cfg.MaxImageMB << 20,
 	}, io.Discard)
 	if err != nil {
-		return t, &sbx.Error{Code: sbx.EProvider, Message: "pulling image " + img.Ref + ": " + err.Error(), Err: err}
+		return t, &sbx.Error{Code: sbx.EProvider, Message: p.scrub("pulling image " + img.Ref + ": " + err.Error()), Err: err}
 	}
 	return t, nil
 }

@@ -48,7 +48,9 @@ func (r Registries) Resolve(ctx context.Context, field, ref string, a Auth) (str
 	if err != nil {
 		return "", sbx.Invalid(field, "%q is not an image reference (REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST): %v", ref, err)
 	}
-	desc, err := remote.Head(parsed, r.Options(ctx, a)...)
+	// Get, not Head: the manifest's bytes are checked against the digest
+	// the registry names, which a HEAD would take on trust.
+	desc, err := remote.Get(parsed, r.Options(ctx, a)...)
 	if err != nil {
 		return "", r.refusal(field, parsed, err)
 	}
@@ -110,8 +112,15 @@ func Public(a netip.Addr) bool {
 	if a.Is4() {
 		return !slices.ContainsFunc(sbx.EgressUnreachable(), func(p netip.Prefix) bool { return p.Contains(a) })
 	}
-	return true
+	return globalV6.Contains(a) && !slices.ContainsFunc(tunnelsV6, func(p netip.Prefix) bool { return p.Contains(a) })
 }
+
+// globalV6 is IPv6's global unicast space; tunnelsV6 are the parts of it
+// that carry an IPv4 address (6to4, Teredo) or are for documentation.
+var (
+	globalV6  = netip.MustParsePrefix("2000::/3")
+	tunnelsV6 = []netip.Prefix{netip.MustParsePrefix("2002::/16"), netip.MustParsePrefix("2001::/32"), netip.MustParsePrefix("2001:db8::/32")}
+)
 
 type privateError struct {
 	host string
@@ -126,7 +135,7 @@ func (e *privateError) Error() string {
 func (r Registries) refusal(field string, ref name.Reference, err error) error {
 	var pe *privateError
 	if errors.As(err, &pe) {
-		return sbx.Invalid(field, "registry %s is at %s, not a public address: sbx pulls tenants' images from public registries only, and those its operator names (serve --private-registries)", ref.Context().RegistryStr(), pe.addr)
+		return sbx.Invalid(field, "registry %s is not at a public address: sbx pulls tenants' images from public registries only, and those its operator names (serve --private-registries)", ref.Context().RegistryStr())
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {

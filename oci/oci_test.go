@@ -20,7 +20,7 @@ func TestResolve(t *testing.T) {
 	ctx := t.Context()
 
 	_, err := Registries{}.Resolve(ctx, "image.uri", ref, good)
-	if e, ok := err.(*sbx.Error); !ok || e.Code != sbx.EInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "image.uri" || !strings.Contains(e.Message, "not a public address") {
+	if e, ok := err.(*sbx.Error); !ok || e.Code != sbx.EInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "image.uri" || !strings.Contains(e.Message, "not at a public address") {
 		t.Errorf("a loopback registry not named by the operator: %v", err)
 	}
 	allowed := Registries{Private: []string{reg.Host}}
@@ -51,6 +51,7 @@ func TestPublic(t *testing.T) {
 		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false, "169.254.169.254": false,
 		"100.64.0.1": false, "0.0.0.0": false, "::1": false, "fd00::1": false, "fe80::1": false, "::ffff:127.0.0.1": false,
 		"224.0.0.1": false, "255.255.255.255": false,
+		"64:ff9b::a9fe:a9fe": false, "2002:a9fe:a9fe::1": false, "2001:0:a9fe:a9fe::1": false, "::a9fe:a9fe": false, "fec0::1": false, "2001:db8::1": false,
 	} {
 		if got := Public(netip.MustParseAddr(a)); got != want {
 			t.Errorf("Public(%s) = %v", a, got)

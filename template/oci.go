@@ -34,7 +34,8 @@ type OCIOptions struct {
 	// config: a tenant's pull (package oci) never uses the host's.
 	Remote []remote.Option
 	// MaxBytes, when set, refuses an image whose layers, as the registry
-	// stores them (compressed), add up to more.
+	// stores them (compressed), add up to more, or whose flattened tree
+	// is more than unpackedPerCompressed times that.
 	MaxBytes int64
 }
 
@@ -118,7 +119,11 @@ func (s Store) BuildOCI(ctx context.Context, tmplName, image string, opts OCIOpt
 	}
 	flat := mutate.Extract(img)
 	defer flat.Close()
-	n, err := unpack(flat, rootfs)
+	var tree io.Reader = flat
+	if opts.MaxBytes > 0 {
+		tree = &capped{r: flat, left: unpackedPerCompressed * opts.MaxBytes}
+	}
+	n, err := unpack(tree, rootfs)
 	if err != nil {
 		return t, fmt.Errorf("unpacking %s: %w", ref, err)
 	}
@@ -147,12 +152,34 @@ func checkSize(img v1.Image, max int64) error {
 	}
 	var sum int64
 	for _, l := range m.Layers {
+		if l.Size <= 0 {
+			return fmt.Errorf("its layer %s declares no size", l.Digest)
+		}
 		sum += l.Size
 	}
 	if sum > max {
 		return fmt.Errorf("its layers are %d MiB, more than the %d MiB an image may be here", sum>>20, max>>20)
 	}
 	return nil
+}
+
+// unpackedPerCompressed bounds how much larger than MaxBytes an image's
+// flattened tree may be: a compression ratio no real image reaches, and
+// that no gzip bomb gets past.
+const unpackedPerCompressed = 8
+
+// capped is a reader that fails once it has given more than left bytes.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.left -= int64(n); c.left < 0 {
+		return n, errors.New("its unpacked tree is larger than an image may be here")
+	}
+	return n, err
 }
 
 // unpack writes a tar stream into dir through an os.Root, so that no entry,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -127,7 +128,15 @@ func removeNetns(path string) error {
 	if err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 		return fmt.Errorf("unmount namespace %s: %w", path, err)
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// A mount namespace made meanwhile by another process on the host
+	// (unshare, a build's chroot) holds a copy of the mount, which keeps
+	// the file busy until that process ends: wait a while for it.
+	err = os.Remove(path)
+	for wait := 0; errors.Is(err, syscall.EBUSY) && wait < 50; wait++ {
+		time.Sleep(100 * time.Millisecond)
+		err = os.Remove(path)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove namespace %s: %w", path, err)
 	}
 	return nil

@@ -336,7 +336,7 @@ function renderSandbox(s) {
     if (page) { clearTimeout(page.timer); pollSandbox(page); }
   };
   $('#terminal-open').disabled = s.state !== 'running';
-  if (!page?.term) $('#terminal-status').textContent = s.state === 'running' ? '' : `opens while the sandbox runs (it is ${s.state})`;
+  if ($('#terminal').hidden) $('#terminal-status').textContent = s.state === 'running' ? '' : `opens while the sandbox runs (it is ${s.state})`;
   if (s.state === 'running') act('pause', 'Pause', () => run('pause'));
   if (s.state === 'paused') act('resume', 'Resume', () => run('resume'));
   if (s.state !== 'killed') act('delete', 'Delete', () => confirmThen(s, () => run('delete')), 'danger');

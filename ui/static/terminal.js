@@ -36,10 +36,16 @@ export async function openTerminal(box, id, status) {
   const ws = socket(`/sandboxes/${sid}/pty/${info.pid}`, 'sbx.pty');
   ws.binaryType = 'arraybuffer';
   status(`connecting to shell ${info.pid}…`, 'connecting');
-  ws.onopen = () => { status(`shell ${info.pid}, ${term.cols}×${term.rows}`, 'open'); term.focus(); };
+  ws.onopen = () => {
+    // The box may have changed size since the PTY was made.
+    ws.send(JSON.stringify({ type: 'resize', cols: term.cols, rows: term.rows }));
+    status(`shell ${info.pid}, ${term.cols}×${term.rows}`, 'open');
+    term.focus();
+  };
   ws.onmessage = (ev) => {
     if (typeof ev.data !== 'string') { term.write(new Uint8Array(ev.data)); return; }
-    const ctl = JSON.parse(ev.data);
+    let ctl = {};
+    try { ctl = JSON.parse(ev.data); } catch { /* not a control message: ignored */ }
     if (ctl.type === 'exit') {
       ended = true;
       status(`the shell exited${ctl.signal ? ` on signal ${ctl.signal}` : ` with code ${ctl.exitCode ?? '?'}`}`, 'exited');
