@@ -14,6 +14,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
+	"github.com/sbxdev/sbx/oci"
 	"github.com/sbxdev/sbx/pricing"
 	"github.com/sbxdev/sbx/server"
 	"github.com/spf13/cobra"
@@ -36,6 +37,10 @@ func newServe(g *globals) *cobra.Command {
 	if v := os.Getenv("SBX_EGRESS_MODES"); v != "" {
 		envModes = egressModesValue{&cfg.EgressModes}.Set(v)
 	}
+	var envRegistries error
+	if v := os.Getenv("SBX_PRIVATE_REGISTRIES"); v != "" {
+		envRegistries = registriesValue{&cfg.Local.PrivateRegistries}.Set(v)
+	}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the sbx control plane: REST API, ledger, meter, reaper",
@@ -55,6 +60,9 @@ func newServe(g *globals) *cobra.Command {
 			}
 			if envModes != nil && !cmd.Flags().Changed("egress-modes") {
 				return usagef("$SBX_EGRESS_MODES: %v", envModes)
+			}
+			if envRegistries != nil && !cmd.Flags().Changed("private-registries") {
+				return usagef("$SBX_PRIVATE_REGISTRIES: %v", envRegistries)
 			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -105,7 +113,7 @@ func newServe(g *globals) *cobra.Command {
 	f.Int64Var(&cfg.Local.MaxDiskMB, "max-disk-mb", 0, "the largest writable layer a create may ask for, in MB (default: --disk-mb)")
 	cfg.Local.DiskReserve = local.DefaultReserve
 	f.Var(reserveValue{&cfg.Local.DiskReserve}, "disk-reserve", "disk the local provider keeps free in the data dir's filesystem, as a size (2GiB) or a share (5%): a create or resume that could leave less, once every live sandbox has written its layer to its cap, is refused (507)")
-	f.StringSliceVar(&cfg.Local.PrivateRegistries, "private-registries", splitList(os.Getenv("SBX_PRIVATE_REGISTRIES")), "registries (HOST or HOST:PORT, separated by commas) whose images tenants may start sandboxes from although they are at private or loopback addresses; any registry at a public address may be used ($SBX_PRIVATE_REGISTRIES)")
+	f.Var(registriesValue{&cfg.Local.PrivateRegistries}, "private-registries", "registries (HOST or HOST:PORT, separated by commas) whose images tenants may start sandboxes from although they are at private or loopback addresses; any registry at a public address may be used ($SBX_PRIVATE_REGISTRIES)")
 	f.Int64Var(&cfg.Local.MaxImageMB, "max-image-mb", 10<<10, "the largest image, in MB of its compressed layers, a create may start a sandbox from (0: no cap)")
 	f.DurationVar(&cfg.HibernateAfter, "hibernate-after", 10*time.Minute, "hibernate sandboxes paused this long, releasing their memory (0: never)")
 	f.DurationVar(&cfg.MaxTimeout, "max-timeout", 24*time.Hour, "the longest timeout a sandbox may have")
@@ -116,15 +124,6 @@ func newServe(g *globals) *cobra.Command {
 	f.Var(kycValue{&cfg.UIOff}, "ui", "the web console at / (assets under /ui/): on, or off, where / is the API's 404 ($SBX_UI)")
 	f.StringVar(&logLevel, "log-level", env("SBX_LOG_LEVEL", "info"), "debug, info, warn or error ($SBX_LOG_LEVEL)")
 	return cmd
-}
-
-// splitList splits a comma-separated list, as from the environment; "" is
-// none.
-func splitList(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
 }
 
 // env returns the environment variable name, or def when it is empty.
@@ -245,3 +244,17 @@ func (v addrsValue) String() string {
 	}
 	return strings.Join(out, ",")
 }
+
+// registriesValue is the --private-registries flag.
+type registriesValue struct{ r *[]string }
+
+func (v registriesValue) Set(s string) error {
+	r, err := oci.ParseRegistries(s)
+	if err == nil {
+		*v.r = r
+	}
+	return err
+}
+
+func (v registriesValue) Type() string   { return "REGISTRIES" }
+func (v registriesValue) String() string { return strings.Join(*v.r, ",") }

@@ -1,61 +1,35 @@
 package cli_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"encoding/json"
-	sbxpkg "github.com/sbxdev/sbx"
-	"io"
-	"log"
-	"net/http/httptest"
-	"runtime"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	sbxpkg "github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/testregistry"
 	"github.com/sbxdev/sbx/template"
 )
 
-// imageRef pushes a one-directory image to a registry of the test's own and
-// returns its reference.
+// imageRef pushes a one-directory image whose CMD is a program to a
+// registry of the test's own, and returns its reference.
 func imageRef(t *testing.T) string {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	tw.WriteHeader(&tar.Header{Name: "app/", Typeflag: tar.TypeDir, Mode: 0o755})
-	tw.Close()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
-	if err != nil {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "app"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	img, err := mutate.AppendLayers(empty.Image, l)
-	if err == nil {
-		img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH,
-			Config: v1.Config{Cmd: []string{"/bin/from-the-image"}}})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := strings.TrimPrefix(srv.URL, "http://") + "/team/app:v1"
-	r, _ := name.ParseReference(ref, name.Insecure)
-	if err := remote.Write(r, img); err != nil {
-		t.Fatal(err)
-	}
-	return ref
+	return testregistry.Serve(t).Push(t, "team/app", "v1", v1.Config{Cmd: []string{"/bin/from-the-image"}}, testregistry.TreeLayer(t, dir, "app"))
 }
 
 // `template build --start` keeps the start command with the template, which
 // `template list` shows; an image's CMD never becomes one; a NUL byte is a
 // usage error that names the flag.
 func TestTemplateStartCommand(t *testing.T) {
-	t.Setenv("SBX_REGISTRY_USERNAME", "")
+	t.Setenv("SBX_REGISTRY_USERNAME", testregistry.User)
+	t.Setenv("SBX_REGISTRY_PASSWORD", testregistry.Password)
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	dir, ref := t.TempDir(), imageRef(t)
 	const start = "cd /app\npython3 -m http.server 8000"

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/sbxdev/sbx/internal/testregistry"
 	"github.com/sbxdev/sbx/internal/testtemplates"
@@ -27,9 +28,9 @@ func tinyImage(t *testing.T) (*testregistry.Registry, string) {
 		t.Fatal(err)
 	}
 	reg := testregistry.Serve(t)
-	return reg, reg.Push(t, "team/tiny", "v1", base.Rootfs(), "bin", "lib", "lib64", "usr/bin/dash", "usr/bin/sh", "usr/bin/cat",
-		"usr/lib64/ld-linux-x86-64.so.2", "usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "usr/lib/x86_64-linux-gnu/libc.so.6",
-		"etc/passwd", "etc/group")
+	return reg, reg.Push(t, "team/tiny", "v1", v1.Config{}, testregistry.TreeLayer(t, base.Rootfs(), "bin", "lib", "lib64",
+		"usr/bin/dash", "usr/bin/sh", "usr/bin/cat", "usr/lib64/ld-linux-x86-64.so.2", "usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+		"usr/lib/x86_64-linux-gnu/libc.so.6", "etc/passwd", "etc/group"))
 }
 
 // The wizard's image step against a real registry that wants credentials

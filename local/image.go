@@ -25,6 +25,9 @@ import (
 // ResolveImage implements sbx.ImageStarter through the registries the
 // operator allows (Config.Registries).
 func (p *Provider) ResolveImage(ctx context.Context, field string, img sbx.ImageSpec) (sbx.ImageSpec, error) {
+	if p.cfg.Registries == nil {
+		return img, sbx.Errorf(sbx.EUnsupported, "this server starts no sandboxes from OCI images: give a templateID")
+	}
 	ref, err := p.cfg.Registries.Resolve(ctx, field, img.Ref, oci.Auth{Username: img.Username, Password: img.Password})
 	if err != nil {
 		return img, err

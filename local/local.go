@@ -63,7 +63,7 @@ type Config struct {
 	DiskReserve Reserve
 	// Registries are those tenants may start sandboxes from images of
 	// (image.go); MaxImageMB caps an image's compressed layers (0: no cap).
-	Registries oci.Registries
+	Registries *oci.Registries // nil: images are refused
 	MaxImageMB int64
 }
 

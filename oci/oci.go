@@ -28,11 +28,34 @@ import (
 	"github.com/sbxdev/sbx"
 )
 
-// Registries says which registries tenants may pull from: any at a public
-// address, and those named in Private (host or host:port, as in an image
-// reference) wherever they are.
+// Registries are the registries tenants may pull from: any at a public
+// address, and those the operator named wherever they are. One is made by
+// New and shared: its transport, and so its connections, serve every pull.
 type Registries struct {
-	Private []string
+	named     []string // the private registries
+	transport http.RoundTripper
+}
+
+// New answers the Registries of these private ones (host or host:port, as
+// in an image reference; as ParseRegistries reads them).
+func New(private []string) *Registries {
+	r := &Registries{named: private}
+	r.transport = r.guarded()
+	return r
+}
+
+// ParseRegistries reads a list of registries separated by commas, each a
+// host or host:port, as an image reference names it.
+func ParseRegistries(s string) ([]string, error) {
+	var out []string
+	for _, r := range strings.Split(s, ",") {
+		r = strings.TrimSpace(r)
+		if _, err := name.NewRegistry(r, name.StrictValidation); err != nil || r == "" || strings.ContainsAny(r, "/@") {
+			return nil, fmt.Errorf("%q is not a registry: give its HOST or HOST:PORT, as an image reference names it", r)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Auth is a tenant's registry credentials for one pull; empty: anonymous.
@@ -43,7 +66,7 @@ type Auth struct{ Username, Password string }
 // for the manifest it names: it answers the reference pinned to that
 // manifest's digest (registry/repository@sha256:…). Its errors are the
 // caller's to fix, with field as the field that names the image.
-func (r Registries) Resolve(ctx context.Context, field, ref string, a Auth) (string, error) {
+func (r *Registries) Resolve(ctx context.Context, field, ref string, a Auth) (string, error) {
 	parsed, err := name.ParseReference(ref)
 	if err != nil {
 		return "", sbx.Invalid(field, "%q is not an image reference (REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST): %v", ref, err)
@@ -59,18 +82,18 @@ func (r Registries) Resolve(ctx context.Context, field, ref string, a Auth) (str
 
 // Options are the remote options of a request for a tenant: a's
 // credentials (never the host's) and the guarded transport.
-func (r Registries) Options(ctx context.Context, a Auth) []remote.Option {
+func (r *Registries) Options(ctx context.Context, a Auth) []remote.Option {
 	var auth authn.Authenticator = authn.Anonymous
 	if a.Username != "" || a.Password != "" {
 		auth = &authn.Basic{Username: a.Username, Password: a.Password}
 	}
-	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithTransport(r.transport())}
+	return []remote.Option{remote.WithContext(ctx), remote.WithAuth(auth), remote.WithTransport(r.transport)}
 }
 
-// transport is an HTTP transport whose dialer refuses addresses that are
-// not public, but for the registries in Private. The address is checked as
+// guarded is an HTTP transport whose dialer refuses addresses that are not
+// public, but for the private registries. The address is checked as
 // dialled, after the name is resolved, so DNS cannot be used to slip by.
-func (r Registries) transport() http.RoundTripper {
+func (r *Registries) guarded() http.RoundTripper {
 	t := remote.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil // a proxy would dial for us, unchecked
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -95,9 +118,9 @@ func (r Registries) transport() http.RoundTripper {
 // private reports whether addr (host:port as dialled) is a registry the
 // operator allowed at any address. A registry named without a port allows
 // its default ports.
-func (r Registries) private(addr string) bool {
+func (r *Registries) private(addr string) bool {
 	host, port, _ := net.SplitHostPort(addr)
-	return slices.ContainsFunc(r.Private, func(p string) bool {
+	return slices.ContainsFunc(r.named, func(p string) bool {
 		return strings.EqualFold(p, addr) || (strings.EqualFold(p, host) && (port == "443" || port == "80"))
 	})
 }
@@ -132,7 +155,7 @@ func (e *privateError) Error() string {
 }
 
 // refusal words a registry's refusal for the tenant.
-func (r Registries) refusal(field string, ref name.Reference, err error) error {
+func (r *Registries) refusal(field string, ref name.Reference, err error) error {
 	var pe *privateError
 	if errors.As(err, &pe) {
 		return sbx.Invalid(field, "registry %s is not at a public address: sbx pulls tenants' images from public registries only, and those its operator names (serve --private-registries)", ref.Context().RegistryStr())

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/testregistry"
 )
@@ -14,16 +16,15 @@ import (
 // image and a malformed reference are 400s, each naming the field.
 func TestResolve(t *testing.T) {
 	reg := testregistry.Serve(t)
-	dir := t.TempDir()
-	ref := reg.Push(t, "team/app", "v1", dir, ".")
+	ref := reg.Push(t, "team/app", "v1", v1.Config{}, testregistry.TreeLayer(t, t.TempDir()))
 	good := Auth{Username: testregistry.User, Password: testregistry.Password}
 	ctx := t.Context()
 
-	_, err := Registries{}.Resolve(ctx, "image.uri", ref, good)
+	_, err := New(nil).Resolve(ctx, "image.uri", ref, good)
 	if e, ok := err.(*sbx.Error); !ok || e.Code != sbx.EInvalid || len(e.Fields) != 1 || e.Fields[0].Field != "image.uri" || !strings.Contains(e.Message, "not at a public address") {
 		t.Errorf("a loopback registry not named by the operator: %v", err)
 	}
-	allowed := Registries{Private: []string{reg.Host}}
+	allowed := New([]string{reg.Host})
 	pinned, err := allowed.Resolve(ctx, "image.uri", ref, good)
 	if err != nil || !strings.HasPrefix(pinned, reg.Host+"/team/app@sha256:") {
 		t.Fatalf("resolving %s: %q %v", ref, pinned, err)
@@ -55,6 +56,19 @@ func TestPublic(t *testing.T) {
 	} {
 		if got := Public(netip.MustParseAddr(a)); got != want {
 			t.Errorf("Public(%s) = %v", a, got)
+		}
+	}
+}
+
+// The operator's list of private registries: hosts or host:ports, as image
+// references name them; a URL, a repository or an empty entry is refused.
+func TestParseRegistries(t *testing.T) {
+	if got, err := ParseRegistries(" registry.internal:5000, 127.0.0.1:5000,localhost"); err != nil || strings.Join(got, " ") != "registry.internal:5000 127.0.0.1:5000 localhost" {
+		t.Errorf("a good list: %q %v", got, err)
+	}
+	for _, bad := range []string{"https://registry.internal", "registry.internal/team", "a,,b", "", "user@host"} {
+		if _, err := ParseRegistries(bad); err == nil || !strings.Contains(err.Error(), "is not a registry") {
+			t.Errorf("ParseRegistries(%q): %v", bad, err)
 		}
 	}
 }

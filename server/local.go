@@ -93,7 +93,7 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 	}
 	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: lc.Agent, Templates: templates, Network: net,
 		GPUs: gpu.NewPlacer(inv), DiskMB: lc.DiskMB, DiskReserve: lc.DiskReserve, CgroupParent: lc.Name,
-		Registries: oci.Registries{Private: lc.PrivateRegistries}, MaxImageMB: lc.MaxImageMB})
+		Registries: oci.New(lc.PrivateRegistries), MaxImageMB: lc.MaxImageMB})
 	if err != nil {
 		return nil, st, err
 	}

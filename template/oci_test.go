@@ -5,22 +5,14 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/sbxdev/sbx/internal/testregistry"
 )
 
 type entry struct {
@@ -41,39 +33,13 @@ func layer(t *testing.T, entries ...entry) v1.Layer {
 		tw.Write([]byte(e.body))
 	}
 	tw.Close()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return testregistry.Layer(t, buf.Bytes())
 }
 
-// privateRegistry runs a registry that wants user:secret, and pushes img to it.
+// privateRegistry runs a registry that wants testregistry's credentials,
+// and pushes an image of layers to it.
 func privateRegistry(t *testing.T, repo string, layers ...v1.Layer) string {
-	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != "user" || p != "secret" {
-			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		reg.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	ref := strings.TrimPrefix(srv.URL, "http://") + "/" + repo + ":v1"
-	img, err := mutate.AppendLayers(empty.Image, layers...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: hostArch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := name.ParseReference(ref, name.Insecure)
-	if err := remote.Write(r, img, remote.WithAuth(&authn.Basic{Username: "user", Password: "secret"})); err != nil {
-		t.Fatal(err)
-	}
-	return ref
+	return testregistry.Serve(t).Push(t, repo, "v1", v1.Config{}, layers...)
 }
 
 func TestBuildFromOCIImage(t *testing.T) {
@@ -86,11 +52,11 @@ func TestBuildFromOCIImage(t *testing.T) {
 			entry{name: "usr/bin/tool2", link: "usr/bin/tool", kind: tar.TypeLink}))
 	s := Store{Dir: t.TempDir()}
 	ctx := context.Background()
-	if _, err := s.BuildOCI(ctx, "tools", ref, OCIOptions{Insecure: true, Username: "user", Password: "wrong"}, io.Discard); err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToUpper(err.Error()), "UNAUTHORIZED") {
+	if _, err := s.BuildOCI(ctx, "tools", ref, OCIOptions{Insecure: true, Username: testregistry.User, Password: "wrong"}, io.Discard); err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToUpper(err.Error()), "UNAUTHORIZED") {
 		t.Fatalf("pull with bad credentials: %v", err)
 	}
 	var log strings.Builder
-	tmpl, err := s.BuildOCI(ctx, "tools", ref, OCIOptions{Insecure: true, Username: "user", Password: "secret"}, &log)
+	tmpl, err := s.BuildOCI(ctx, "tools", ref, OCIOptions{Insecure: true, Username: testregistry.User, Password: testregistry.Password}, &log)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -133,7 +99,7 @@ func TestOCIImageCannotEscape(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ref := privateRegistry(t, "evil/"+name, layers...)
 			s := Store{Dir: t.TempDir()}
-			tmpl, err := s.BuildOCI(context.Background(), "evil", ref, OCIOptions{Insecure: true, Username: "user", Password: "secret"}, io.Discard)
+			tmpl, err := s.BuildOCI(context.Background(), "evil", ref, OCIOptions{Insecure: true, Username: testregistry.User, Password: testregistry.Password}, io.Discard)
 			if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
 				t.Fatal("a file was written outside the root")
 			}
@@ -163,7 +129,7 @@ func TestStartCommand(t *testing.T) {
 	ref := privateRegistry(t, "team/app", layer(t, entry{name: "app/", kind: tar.TypeDir, mode: 0o755}))
 	s := Store{Dir: t.TempDir()}
 	ctx := context.Background()
-	opts := OCIOptions{Insecure: true, Username: "user", Password: "secret"}
+	opts := OCIOptions{Insecure: true, Username: testregistry.User, Password: testregistry.Password}
 	plain, err := s.BuildOCI(ctx, "plain", ref, opts, io.Discard)
 	if err != nil || plain.StartCmd != "" {
 		t.Fatalf("without a start command: %+v %v", plain, err)

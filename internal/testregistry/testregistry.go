@@ -56,22 +56,13 @@ func Serve(t testing.TB) *Registry {
 	return &Registry{Host: strings.TrimPrefix(srv.URL, "http://")}
 }
 
-// Push pushes an image of one layer holding the entries of root named by
-// paths (each with its parent directories; a symlink as a symlink) as
-// repo:tag, and answers its reference.
-func (r *Registry) Push(t testing.TB, repo, tag, root string, paths ...string) string {
+// Push pushes an image of these layers for this host's platform, with cfg
+// as its configuration, as repo:tag, and answers its reference.
+func (r *Registry) Push(t testing.TB, repo, tag string, cfg v1.Config, layers ...v1.Layer) string {
 	t.Helper()
-	data, err := tarOf(root, paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, l)
+	img, err := mutate.AppendLayers(empty.Image, layers...)
 	if err == nil {
-		img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH})
+		img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH, Config: cfg})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +76,27 @@ func (r *Registry) Push(t testing.TB, repo, tag, root string, paths ...string) s
 		t.Fatal(err)
 	}
 	return ref
+}
+
+// Layer is a layer of the tar stream data.
+func Layer(t testing.TB, data []byte) v1.Layer {
+	t.Helper()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TreeLayer is a layer holding the entries of root named by paths, each
+// with its parent directories, a symlink as a symlink.
+func TreeLayer(t testing.TB, root string, paths ...string) v1.Layer {
+	t.Helper()
+	data, err := tarOf(root, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Layer(t, data)
 }
 
 // tarOf writes the entries of root that paths name, parents first, into a

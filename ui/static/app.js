@@ -693,11 +693,13 @@ async function loadWallet() {
 // ---- runtimes ----
 
 let runtimesSeq = 0;
+let bindings = new Map(); // runtime ID → its bindings' promise, fetched once per load of the page
 const rtPath = () => `/org/${encodeURIComponent(me.org.id)}/ws/${encodeURIComponent(me.workspace.id)}/runtimes`;
 
 async function loadRuntimes() {
   if (!me) return;
   const seq = ++runtimesSeq;
+  bindings = new Map();
   let items = [];
   try {
     let cursor = '';
@@ -734,11 +736,12 @@ async function loadSecrets(seq) {
   if (!items.length) box.replaceChildren(el('p', { class: 'muted' }, 'This org has no secrets yet (sbx secret set NAME).'));
 }
 
-// loadBindings fills a runtime row's capabilities cell.
+// loadBindings fills a runtime row's capabilities cell; a row drawn again
+// before the page loads again (after an action) asks nothing again.
 async function loadBindings(rt, cell) {
+  if (!bindings.has(rt.id)) bindings.set(rt.id, api('GET', `${rtPath()}/${encodeURIComponent(rt.id)}/capabilities`));
   try {
-    const r = await api('GET', `${rtPath()}/${encodeURIComponent(rt.id)}/capabilities`);
-    const items = r.items || [];
+    const items = (await bindings.get(rt.id)).items || [];
     cell.replaceChildren(...items.map((b) => el('div', { 'data-binding': b.name, class: b.enabled ? '' : 'muted' },
       `${b.name} ${b.version}${b.enabled ? '' : ' (off)'}`)));
     if (!items.length) cell.textContent = 'none';
