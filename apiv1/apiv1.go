@@ -16,6 +16,7 @@ const IdempotencyHeader = "Idempotency-Key"
 // CreateSandboxRequest is the body of POST /api/v1/sandboxes.
 type CreateSandboxRequest struct {
 	TemplateID string            `json:"templateID,omitempty" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"Template to start from, e.g. base or code-interpreter; or give image."`
+	ProjectID  string            `json:"projectID,omitempty" doc:"The project the sandbox belongs to: one the key reaches (an org's key any of its org, a member's key one of its workspaces', a project's key its own). Default the key's project (an org's key: the org's first)."`
 	Image      *Image            `json:"image,omitempty" doc:"An OCI image to start from in place of a template: its registry is asked at once (with the credentials given), the image pulled and kept by its digest on first use."`
 	Timeout    *int64            `json:"timeout,omitempty" minimum:"1" doc:"Seconds until the sandbox is killed (or paused, with autoPause); default 3600, at most the server maximum."`
 	WaitReady  bool              `json:"waitReady,omitempty"`

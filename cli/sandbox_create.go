@@ -74,6 +74,7 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.BoolVar(&noWake, "no-wake", false, "preview traffic leaves the sandbox paused (409) instead of waking it")
 	f.IntSliceVar(&o.Ports, "port", nil, "a port it serves, listed with its preview URL (repeatable)")
 	egress.add(f, "the sandbox", "the template's default, else the server's")
+	f.StringVar(&o.ProjectID, "project", "", "the ID of the project the sandbox belongs to, one the key reaches (default: the key's)")
 	f.StringVar(&image.URI, "image", "", "start from this OCI image (REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST) in place of a template, pulled and kept by the server")
 	f.StringVar(&image.Username, "registry-username", "", "with --image: the registry's username; its password or token is read from $SBX_REGISTRY_PASSWORD, never a flag")
 	return cmd

@@ -30,6 +30,9 @@ type CreateOptions struct {
 	// Egress is what the sandbox may connect to; nil: its template's
 	// default, else the server's.
 	Egress *apiv1.Egress
+	// ProjectID, when set, is the project the sandbox belongs to, one the
+	// key reaches; default the key's.
+	ProjectID string
 	// Image, when set, is the OCI image to start from, with the
 	// credentials of its pull; give Create no template then.
 	Image *apiv1.Image
@@ -67,7 +70,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 	req := apiv1.CreateSandboxRequest{
 		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
 		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
-		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress, Image: opts.Image,
+		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress, Image: opts.Image, ProjectID: opts.ProjectID,
 	}
 	if opts.CPU != 0 {
 		req.CPU = &opts.CPU

@@ -7,11 +7,12 @@ import (
 )
 
 // parseCreate decodes a create body into what the caller asks, which
-// lifecycle checks and completes (every problem reported under its field).
-func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
+// lifecycle checks and completes (every problem reported under its field),
+// and the project it names ("": the key's).
+func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, string, error) {
 	var body apiv1.CreateSandboxRequest
 	if err := decodeStrict(data, &body); err != nil {
-		return lifecycle.CreateRequest{}, err
+		return lifecycle.CreateRequest{}, "", err
 	}
 	ask := lifecycle.Ask{TemplateID: body.TemplateID, Image: imageOf(body.Image), Kind: body.Kind, Timeout: body.Timeout, CPU: body.CPU,
 		MemoryMB: body.MemoryMB, DiskMB: body.DiskMB, Env: body.EnvVars, Metadata: body.Metadata,
@@ -22,7 +23,8 @@ func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, error) {
 	if g := body.GPU; g != nil {
 		ask.GPU = &sbx.GPURequest{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
 	}
-	return s.mgr.Request(ask)
+	req, err := s.mgr.Request(ask)
+	return req, body.ProjectID, err
 }
 
 func imageOf(i *apiv1.Image) *sbx.ImageSpec {

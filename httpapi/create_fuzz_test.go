@@ -26,12 +26,14 @@ func FuzzParseCreate(f *testing.F) {
 		`{"TemplateID":"base"}`,
 		`{"templateID":"base"} {}`,
 		`[]`, `null`, ``, `{`, `"x"`, `{"templateID":null,"gpu":null}`,
+		`{"image":{"uri":"ghcr.io/me/app:v2","username":"me","password":"t"},"projectID":"p"}`, `{"image":{"uri":""}}`,
+		`{"image":{"uri":"a"},"templateID":"base"}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	s := &Server{mgr: lifecycle.New(nil, nil, lifecycle.Config{}, sbx.SystemClock{}, slog.New(slog.DiscardHandler))}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := s.parseCreate(data)
+		req, _, err := s.parseCreate(data)
 		if err != nil {
 			if sbx.ErrorCode(err) != sbx.EInvalid || sbx.ErrorMessage(err) == "" {
 				t.Fatalf("rejection is not a 400 with a message: %v", err)
@@ -39,7 +41,11 @@ func FuzzParseCreate(f *testing.F) {
 			return
 		}
 		var p sbx.Problems
-		if lifecycle.CheckTemplate(&p, "templateID", req.TemplateID); p.Err() != nil {
+		if req.Image != nil {
+			if req.Image.Ref == "" || req.TemplateID != "" {
+				t.Fatalf("accepted image %+v with template %q", req.Image, req.TemplateID)
+			}
+		} else if lifecycle.CheckTemplate(&p, "templateID", req.TemplateID); p.Err() != nil {
 			t.Fatalf("accepted template %q", req.TemplateID)
 		}
 		if req.Timeout < 0 || (req.Timeout > 0 && req.Timeout < time.Second) {

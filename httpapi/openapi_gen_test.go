@@ -89,7 +89,7 @@ var operations = map[string]op{
 
 	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
 		headers: []param{idemKey}, body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{},
-		also: map[int]any{200: apiv1.Sandbox{}}, errors: []int{400, 401, 402, 403, 409, 422, 501, 502, 503, 504, 507}},
+		also: map[int]any{200: apiv1.Sandbox{}}, errors: []int{400, 401, 402, 403, 404, 409, 422, 501, 502, 503, 504, 507}},
 	"GET /api/v1/sandboxes": {id: "listSandboxes", summary: "List the caller's sandboxes, newest first",
 		query: []param{states, {"template", "Only sandboxes of this template.", str, false},
 			{"metadata", "Only sandboxes whose metadata has key=value; repeat for several pairs.", str, true}, limitParam, cursor},

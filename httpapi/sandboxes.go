@@ -17,15 +17,19 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	req, err := s.parseCreate(data)
+	req, project, err := s.parseCreate(data)
 	if err == nil {
 		req.Once, err = once(r, req)
+	}
+	c := caller(r)
+	if err == nil && project != "" {
+		c, err = s.tenancy.InProject(r.Context(), c, project)
 	}
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	sb, replayed, err := s.mgr.CreateOnce(r.Context(), caller(r), req)
+	sb, replayed, err := s.mgr.CreateOnce(r.Context(), c, req)
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -623,3 +623,60 @@ func TestMemberLimitOverHTTP(t *testing.T) {
 		t.Fatalf("a larger plan: %+v", ch)
 	}
 }
+
+// A create names the project its sandbox belongs to, among those its key
+// reaches: an org's key any of its org; a member's key one of its user's
+// workspaces; a project's key only its own. Any other project, of its org
+// or another, is not found, as one that does not exist, and makes nothing.
+func TestCreateInAProject(t *testing.T) {
+	s := newStack(t, stackOpts{})
+	acme := s.org(apiv1.CreateOrgRequest{Name: "acme", KYCStatus: "verified"})
+	other := s.org(apiv1.CreateOrgRequest{Name: "other", KYCStatus: "verified"})
+	owner := acme.Secret
+	var ws apiv1.Workspace
+	s.call(owner, "POST", "/api/v1/org/acme/workspaces", apiv1.CreateWorkspaceRequest{Name: "research"}, 201, &ws)
+	var evals apiv1.Project
+	s.call(owner, "POST", "/api/v1/org/acme/ws/research/projects", apiv1.CreateProjectRequest{Name: "evals"}, 201, &evals)
+
+	sb := s.create(owner, map[string]any{"projectID": evals.ID})
+	if sb.ProjectID != evals.ID || sb.WorkspaceID != ws.ID || sb.OrgID != acme.Org.ID {
+		t.Errorf("an org key's create in evals: project %s workspace %s", sb.ProjectID, sb.WorkspaceID)
+	}
+	if sb := s.create(owner, nil); sb.ProjectID != acme.Project.ID {
+		t.Errorf("a create naming no project is in %s, not the key's %s", sb.ProjectID, acme.Project.ID)
+	}
+	inResearch := s.member(owner, "acme", "research", "ada@example.com", sbx.RoleMember)
+	if sb := s.create(inResearch, map[string]any{"projectID": evals.ID}); sb.ProjectID != evals.ID {
+		t.Errorf("a member of research creates in %s", sb.ProjectID)
+	}
+	var evalsKey, defaultKey apiv1.CreatedKey
+	s.call(owner, "POST", "/api/v1/org/acme/keys", apiv1.CreateKeyRequest{Name: "ci", ProjectID: evals.ID}, 201, &evalsKey)
+	s.call(owner, "POST", "/api/v1/org/acme/keys", apiv1.CreateKeyRequest{Name: "web", ProjectID: acme.Project.ID}, 201, &defaultKey)
+	if sb := s.create(evalsKey.Secret, map[string]any{"projectID": evals.ID}); sb.ProjectID != evals.ID {
+		t.Errorf("evals' key creates in %s", sb.ProjectID)
+	}
+
+	count := func() int {
+		var l apiv1.SandboxList
+		s.call(owner, "GET", "/api/v1/sandboxes?limit=100", nil, 200, &l)
+		return len(l.Items)
+	}
+	before := count()
+	inDefault := s.member(owner, "acme", "default", "bob@example.com", sbx.RoleMember)
+	for who, c := range map[string]struct{ key, project string }{
+		"a member of default only":  {inDefault, evals.ID},
+		"the default project's key": {defaultKey.Secret, evals.ID},
+		"evals' key, elsewhere":     {evalsKey.Secret, acme.Project.ID},
+		"an org key, another org's": {owner, other.Project.ID},
+		"an org key, no such":       {owner, "00000000-0000-0000-0000-000000000000"},
+	} {
+		body := map[string]any{"templateID": "base", "projectID": c.project}
+		e := s.fail(c.key, "POST", "/api/v1/sandboxes", body, 404, "not_found", "project "+c.project+" not found")
+		if strings.Contains(e.Detail, "evals") || strings.Contains(e.Detail, "other") {
+			t.Errorf("%s: the refusal names more than the ID: %q", who, e.Detail)
+		}
+	}
+	if after := count(); after != before {
+		t.Errorf("refused creates made %d sandboxes", after-before)
+	}
+}

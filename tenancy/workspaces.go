@@ -64,3 +64,9 @@ func (s *Service) CreateProject(ctx context.Context, c sbx.Caller, ws sbx.Worksp
 	})
 	return p, err
 }
+
+// InProject answers c acting in project id (the ID of one it reaches) in
+// place of its key's own project.
+func (s *Service) InProject(ctx context.Context, c sbx.Caller, id string) (sbx.Caller, error) {
+	return s.policy.InProject(ctx, c, id)
+}

@@ -2,11 +2,14 @@
 // with the API key of this tab's session as a bearer token.
 
 const KEY = 'sbx.apiKey';
+const PROJECT = 'sbx.project'; // the project picked to act in, when not the key's
 
 export const session = {
   key: () => sessionStorage.getItem(KEY),
   set: (k) => sessionStorage.setItem(KEY, k),
-  clear: () => sessionStorage.removeItem(KEY),
+  project: () => sessionStorage.getItem(PROJECT),
+  setProject: (id) => sessionStorage.setItem(PROJECT, id),
+  clear: () => { sessionStorage.removeItem(KEY); sessionStorage.removeItem(PROJECT); },
 };
 
 // APIError is an answer other than 2xx: its status and the API's error
@@ -41,6 +44,21 @@ export async function api(method, path, body, extra = {}) {
   try { data = text ? JSON.parse(text) : {}; } catch { data = { detail: text }; }
   if (!res.ok) throw new APIError(res.status, data);
   return data;
+}
+
+// pages fetches every page of a list route (at most max items) and
+// answers their items.
+export async function pages(path, max = 2000) {
+  let items = [];
+  let cursor = '';
+  do {
+    const q = new URLSearchParams({ limit: '200' });
+    if (cursor) q.set('cursor', cursor);
+    const r = await api('GET', `${path}${path.includes('?') ? '&' : '?'}${q}`);
+    items = items.concat(r.items || []);
+    cursor = r.next_cursor || '';
+  } while (cursor && items.length < max);
+  return items;
 }
 
 // stream sends a request whose answer is NDJSON and calls onLine with each

@@ -3,7 +3,7 @@
 // and the wallet, over the public REST API (api.js). Views are sections of
 // index.html switched by the URL's hash; everything a user gave or the API
 // answered is written as text, never as HTML.
-import { api, stream, raw, session, newKey, APIError } from './api.js';
+import { api, pages, stream, raw, session, newKey, APIError } from './api.js';
 import { openTerminal } from './terminal.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -96,13 +96,46 @@ async function route() {
   else { show('list'); loadList(); }
 }
 
+let projects = []; // the projects the key reaches: {id, name, workspace: {id, name}}
+
 async function loadMe() {
   me = await api('GET', '/me');
-  const who = $('#whoami');
-  who.replaceChildren(
-    el('span', { title: 'org' }, me.org.name), ' / ',
-    el('span', { title: 'workspace' }, me.workspace?.name || '—'), ' / ',
-    el('span', { title: 'project' }, me.project?.name || '—'), ' · ',
+  projects = await reachableProjects();
+  renderWho();
+}
+
+// reachableProjects lists the projects of every workspace the key reaches;
+// a key that may list none acts in its own alone.
+async function reachableProjects() {
+  const org = `/org/${encodeURIComponent(me.org.id)}`;
+  try {
+    const wss = await pages(`${org}/workspaces`);
+    const lists = await Promise.all(wss.map((ws) => pages(`${org}/ws/${encodeURIComponent(ws.id)}/projects`)
+      .then((ps) => ps.map((p) => ({ id: p.id, name: p.name, workspace: { id: ws.id, name: ws.name } })))));
+    return lists.flat();
+  } catch {
+    return [];
+  }
+}
+
+// project is the project the console acts in: the one picked in this tab,
+// else the key's.
+function project() {
+  return projects.find((p) => p.id === session.project())
+    || { id: me.project?.id, name: me.project?.name || '—', workspace: me.workspace || {} };
+}
+
+const projectLabel = (p) => `${p.workspace?.name || '—'} / ${p.name}`;
+
+function renderWho() {
+  const cur = project();
+  let pick = el('span', { title: 'workspace / project' }, projectLabel(cur));
+  if (projects.length > 1) {
+    pick = el('select', { id: 'project-pick', 'aria-label': 'Project to act in' },
+      ...projects.map((p) => el('option', { value: p.id, selected: p.id === cur.id }, projectLabel(p))));
+    pick.addEventListener('change', () => { session.setProject(pick.value); renderWho(); route(); });
+  }
+  $('#whoami').replaceChildren(el('span', { title: 'org' }, me.org.name), ' / ', pick, ' · ',
     el('span', { class: 'role', title: 'role' }, me.role + (me.operator ? ' (operator)' : '')));
 }
 
@@ -694,7 +727,7 @@ async function loadWallet() {
 
 let runtimesSeq = 0;
 let bindings = new Map(); // runtime ID → its bindings' promise, fetched once per load of the page
-const rtPath = () => `/org/${encodeURIComponent(me.org.id)}/ws/${encodeURIComponent(me.workspace.id)}/runtimes`;
+const rtPath = () => `/org/${encodeURIComponent(me.org.id)}/ws/${encodeURIComponent(project().workspace.id)}/runtimes`;
 
 async function loadRuntimes() {
   if (!me) return;
@@ -702,14 +735,7 @@ async function loadRuntimes() {
   bindings = new Map();
   let items = [];
   try {
-    let cursor = '';
-    do {
-      const q = new URLSearchParams({ limit: '200' });
-      if (cursor) q.set('cursor', cursor);
-      const r = await api('GET', `${rtPath()}?${q}`);
-      items = items.concat(r.items || []);
-      cursor = r.next_cursor || '';
-    } while (cursor && items.length < LIST_MAX);
+    items = await pages(rtPath(), LIST_MAX);
   } catch (e) { showError(e); return; }
   if (seq !== runtimesSeq || $('#view-runtimes').hidden) return;
   $('#runtimes tbody').replaceChildren(...items.map(runtimeRow));
@@ -758,11 +784,12 @@ function runtimeRow(rt) {
   if (rt.status === 'paused') act('resume', 'Resume');
   if (rt.status !== 'idle') act('reset', 'Reset', 'danger');
   const sb = rt.sandbox;
+  const projectName = (projects.find((p) => p.id === rt.project_id) || (rt.project_id === me.project?.id ? me.project : null))?.name;
   const caps = el('td', { class: 'caps' }, '…');
   loadBindings(rt, caps);
   return el('tr', { 'data-id': rt.id, 'data-status': rt.status },
     el('td', {}, el('code', {}, rt.id)),
-    el('td', {}, rt.project_id === me.project?.id ? `${me.project.name} (${rt.project_id})` : rt.project_id),
+    el('td', {}, projectName ? `${projectName} (${rt.project_id})` : rt.project_id),
     el('td', {}, el('span', { class: `state state-${rt.status === 'idle' ? 'killed' : rt.status}` }, rt.status)),
     el('td', {}, rt.config?.template_id || 'base'),
     el('td', {}, sb ? el('a', { href: `#/sandbox/${sb.id}` }, el('code', {}, sb.sandboxID)) : (rt.sandbox_id ? el('code', {}, rt.sandbox_id) : '—')),
@@ -802,6 +829,9 @@ async function openWizard() {
   createKey = newKey();
   $('#wizard').reset();
   showTemplateFields();
+  const cur = project();
+  $('#project').replaceChildren(...(projects.length ? projects : [cur]).map((p) =>
+    el('option', { value: p.id, selected: p.id === cur.id }, projectLabel(p))));
   $('#env').replaceChildren();
   clearFieldErrors();
   showStep();
@@ -921,6 +951,7 @@ function request() {
   body.cpu = num('#cpu');
   body.memoryMB = num('#memory');
   body.timeout = num('#timeout');
+  if ($('#project').value) body.projectID = $('#project').value;
   if ($('#autopause').checked) body.autoPause = true;
   const gpu = gpuChoice();
   if (gpu) body.gpu = gpu;
@@ -966,6 +997,7 @@ function renderSummary() {
     ['Image', b.image ? `${b.image.uri || '(no URI)'}${b.image.username ? ` as ${b.image.username}` : ''}` : b.templateID || '(none)'],
     ['GPU', b.gpu ? `${b.gpu.count}× ${b.gpu.type} at ${b.gpu.fraction} %` : 'none'],
     ['CPU and memory', `${b.cpu ?? 2} vCPU, ${b.memoryMB ?? 512} MiB`],
+    ['Project', projectLabel(projects.find((p) => p.id === b.projectID) || project())],
     ['Timeout', `${b.timeout ?? 3600} s, then ${b.autoPause ? 'paused' : 'ended'}`],
     ['Environment', env.length ? env.join(', ') : 'none'],
     ['Estimated credits per hour', perHour(cpu + mem + gpu)],
