@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
-	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -128,15 +127,7 @@ func removeNetns(path string) error {
 	if err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 		return fmt.Errorf("unmount namespace %s: %w", path, err)
 	}
-	// A mount namespace made meanwhile by another process on the host
-	// (unshare, a build's chroot) holds a copy of the mount, which keeps
-	// the file busy until that process ends: wait a while for it.
-	err = os.Remove(path)
-	for wait := 0; errors.Is(err, syscall.EBUSY) && wait < 50; wait++ {
-		time.Sleep(100 * time.Millisecond)
-		err = os.Remove(path)
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove namespace %s: %w", path, err)
 	}
 	return nil
@@ -155,4 +146,31 @@ func onThrowawayThread(f func() error) error {
 
 func addr(p netip.Prefix) *netlink.Addr {
 	return &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}}
+}
+
+// shareNetnsDir makes netnsDir a mount point of its own with shared
+// propagation before any namespace is mounted in it, as iproute2's `ip
+// netns add` does. Otherwise the first `ip netns add` on the host (any
+// program's) binds the directory over itself then, hiding the namespaces
+// already mounted in it under that bind: they can no longer be unmounted,
+// and their files can no longer be removed (EBUSY). A directory that is
+// no mount point but already holds namespaces (mounted by an sbx before
+// this one) is left as it is: a bind now would hide those.
+func shareNetnsDir() error {
+	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
+		return err
+	}
+	err := syscall.Mount("", netnsDir, "none", syscall.MS_SHARED|syscall.MS_REC, "")
+	if errors.Is(err, syscall.EINVAL) { // not a mount point yet
+		if entries, rerr := os.ReadDir(netnsDir); rerr != nil || len(entries) > 0 {
+			return rerr
+		}
+		if err = syscall.Mount(netnsDir, netnsDir, "none", syscall.MS_BIND|syscall.MS_REC, ""); err == nil {
+			err = syscall.Mount("", netnsDir, "none", syscall.MS_SHARED|syscall.MS_REC, "")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("make %s a shared mount point: %w", netnsDir, err)
+	}
+	return nil
 }

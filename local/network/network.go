@@ -124,6 +124,9 @@ func open(ctx context.Context, cfg Config) (*Manager, error) {
 	if err := enableForwarding(); err != nil {
 		return nil, err
 	}
+	if err := shareNetnsDir(); err != nil {
+		return nil, err
+	}
 	m := &Manager{cfg: cfg, attached: attached}
 	if err := m.syncRules(ctx); err != nil {
 		return nil, err
