@@ -156,6 +156,10 @@ type Spec struct {
 	// a template (TemplateID is then its pinned reference); only a
 	// provider that is an ImageStarter gets one.
 	Image *ImageSpec
+	// Snapshot, when set, is the snapshot the sandbox starts from (a
+	// Snapshotter's): restored, with its memory, or booted on its files;
+	// TemplateID is then the snapshot's template.
+	Snapshot *SnapshotSource
 }
 
 // ImageSpec is an OCI image a sandbox starts from, with the registry

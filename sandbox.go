@@ -134,6 +134,8 @@ type Sandbox struct {
 	// nil where none is: a provider that enforces none, or a row recorded
 	// before sandboxes had policies of their own.
 	Egress      *Egress
+	SnapshotID  string // the snapshot it started from (a fork's too); "" for a template's or an image's
+	ForkedFrom  string // the sandbox it was forked from, if it was
 	Handle      Handle // the provider's recovery handle; empty until created
 	AccessToken string // the agent token, in clear only in memory
 	UpdatedAt   time.Time

@@ -66,8 +66,9 @@ func installAgent(dataDir, src string) (string, error) {
 }
 
 // removeUnusedAgents removes the copies of earlier agent binaries that no
-// sandbox's bundle names: a hibernated sandbox wakes with the copy it was
-// started with, so that one stays while the sandbox does. It runs when the
+// sandbox's or snapshot's bundle names: a hibernated sandbox wakes with the
+// copy it was started with, and a snapshot restores with its source's, so
+// that one stays while they do. It runs when the
 // provider opens, before any sandbox is created.
 func (p *Provider) removeUnusedAgents() error {
 	copies, err := filepath.Glob(filepath.Join(p.cfg.DataDir, "agent", "sbx-*"))
@@ -79,11 +80,15 @@ func (p *Provider) removeUnusedAgents() error {
 	if err != nil {
 		return err
 	}
+	bundles := p.snapshotBundles() // a restore repeats its snapshot's mounts
 	for _, id := range ids {
 		var spec specs.Spec
 		if err := readJSON(filepath.Join(p.bundleDir(id), "config.json"), &spec); err != nil {
 			continue // no bundle: nothing of it runs
 		}
+		bundles = append(bundles, spec)
+	}
+	for _, spec := range bundles {
 		for _, m := range spec.Mounts {
 			if m.Destination == AgentMount {
 				used[m.Source] = true

@@ -21,7 +21,11 @@ import (
 // Admit implements sbx.Admitter: a template this host lacks, or GPUs it
 // cannot place now, are refused before any row is written.
 func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
-	if spec.Image == nil { // an image was resolved by ResolveImage; Create pulls it
+	if spec.Snapshot != nil {
+		if _, _, err := p.readSnapshot(*spec.Snapshot); err != nil {
+			return err
+		}
+	} else if spec.Image == nil { // an image was resolved by ResolveImage; Create pulls it
 		if _, err := p.cfg.Templates.Current(spec.TemplateID); err != nil {
 			return p.noTemplate(spec.TemplateID, err)
 		}
@@ -77,7 +81,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	if !idPattern.MatchString(id) {
 		return sbx.Instance{}, fmt.Errorf("sandbox ID %q is not one the local provider accepts", id)
 	}
-	tmpl, err := p.template(ctx, spec)
+	from, err := p.source(ctx, spec)
 	if err != nil {
 		return sbx.Instance{}, err
 	}
@@ -96,8 +100,8 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 			p.destroy(context.WithoutCancel(ctx), id)
 		}
 	}()
-	m := meta{SandboxID: spec.SandboxID, ProviderID: id, Template: tmpl.Name, TemplateVersion: tmpl.Version, Engine: p.engine.name(),
-		State: stateCreating, MemoryMB: spec.Resources.MemoryMB, DiskMB: cmp.Or(spec.Resources.DiskMB, p.cfg.DiskMB),
+	m := meta{SandboxID: spec.SandboxID, ProviderID: id, Template: from.tmpl.Name, TemplateVersion: from.tmpl.Version, Engine: p.engine.name(),
+		State: stateCreating, MemoryMB: spec.Resources.MemoryMB, DiskMB: cmp.Or(from.diskMB, spec.Resources.DiskMB, p.cfg.DiskMB),
 		GPU: spec.Resources.GPU, Created: time.Now().UTC()}
 	m.Flags = p.engine.flags(id, m.DiskMB, p.cfg.Network != nil)
 	if err := p.writeMeta(m); err != nil { // first, so that a crash from here on leaves a record to clean up
@@ -115,14 +119,18 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	if err != nil {
 		return sbx.Instance{}, err
 	}
-	rootfs, err := p.engine.root(id, tmpl.Rootfs())
+	rootfs, err := p.engine.root(id, from.tmpl.Rootfs())
 	if err != nil {
 		return sbx.Instance{}, err
 	}
 	bundle := OCISpec(spec, rootfs, p.cfg.Init, p.cgroupsPath(id), netns, devices)
 	p.engine.adapt(bundle)
-	if p.agent != "" {
-		withAgent(bundle, p.agent, tmpl.StartCmd, tmpl.User)
+	args := []string{"run", "--detach", "--bundle", p.bundleDir(id), id}
+	if from.saved != nil { // the source's process, root and mounts; its image
+		bundle = restoreBundle(*from.saved, bundle)
+		args = []string{"restore", "--detach", "--bundle", p.bundleDir(id), "--image-path", from.image, id}
+	} else if p.agent != "" {
+		withAgent(bundle, p.agent, from.tmpl.StartCmd, from.tmpl.User)
 	}
 	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
 		return sbx.Instance{}, err
@@ -130,7 +138,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	if err := writeJSON(filepath.Join(p.bundleDir(id), "config.json"), bundle); err != nil {
 		return sbx.Instance{}, err
 	}
-	if err := p.start(ctx, m, spec.AccessToken, "run", "--detach", "--bundle", p.bundleDir(id), id); err != nil {
+	if err := p.start(ctx, m, spec.AccessToken, args...); err != nil {
 		return sbx.Instance{}, err
 	}
 	m.State = stateRunning
@@ -229,4 +237,31 @@ func (p *Provider) placeGPUs(m *meta, prefer []string) ([]specs.LinuxDevice, err
 func (p *Provider) releaseGPUs(m *meta) {
 	p.cfg.GPUs.Release(m.ProviderID)
 	m.GPUPlacement = nil
+}
+
+// origin is what a new sandbox starts from: a template's tree, booted; or,
+// restored, a snapshot's image with the bundle it was taken with.
+type origin struct {
+	tmpl   template.Template
+	saved  *specs.Spec // the snapshot's bundle; nil: a boot
+	image  string      // the snapshot's image
+	diskMB int64       // the snapshot's writable layer's cap, which its restore keeps
+}
+
+// source finds what spec starts from: its snapshot, image or template.
+func (p *Provider) source(ctx context.Context, spec sbx.Spec) (origin, error) {
+	if spec.Snapshot == nil {
+		t, err := p.template(ctx, spec)
+		return origin{tmpl: t}, err
+	}
+	sm, saved, err := p.readSnapshot(*spec.Snapshot)
+	if err != nil {
+		return origin{}, err
+	}
+	id, _ := handleID(spec.Snapshot.Handle)
+	t := template.Template{Name: sm.Template, Version: sm.TemplateVersion}
+	if saved.Root != nil {
+		t.Dir = filepath.Dir(saved.Root.Path)
+	}
+	return origin{tmpl: t, saved: &saved, image: filepath.Join(p.snapshotDir(id), "checkpoint"), diskMB: sm.DiskMB}, nil
 }

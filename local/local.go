@@ -167,7 +167,8 @@ func (p *Provider) Name() string { return Name }
 
 // Capabilities implements sbx.Provider.
 func (p *Provider) Capabilities() sbx.Capabilities {
-	return sbx.Capabilities{MemoryPause: true, Hibernate: p.engine.hibernate() == nil,
+	checkpoints := p.engine.hibernate() == nil
+	return sbx.Capabilities{MemoryPause: true, Hibernate: checkpoints, Snapshots: checkpoints, Fork: checkpoints,
 		GPU: p.engine.shareGPUs() == nil && len(p.cfg.GPUs.Inventory()) > 0}
 }
 

@@ -1,0 +1,243 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sbxdev/sbx"
+)
+
+// Snapshots live in <DataDir>/snapshots/<sbx UUID>/: snapshot.json (what
+// the source was: template and version, engine, sizes), config.json (the
+// source's bundle, whose process, root and mounts a restore must repeat:
+// its agent copy and its template tree are kept while a snapshot names
+// them) and checkpoint/ (runsc's image: memory, processes and the writable
+// layer). One image restores into any number of sandboxes, each with its
+// own directory, network, cgroups and token; the image is only read.
+
+// snapshotMeta is what a snapshot's directory records of its source.
+type snapshotMeta struct {
+	ID              string    `json:"id"`
+	Source          string    `json:"source"` // the source's provider ID
+	Template        string    `json:"template"`
+	TemplateVersion string    `json:"template_version"`
+	Engine          string    `json:"engine"`
+	MemoryMB        int64     `json:"memory_mb"`
+	DiskMB          int64     `json:"disk_mb"`
+	Memory          bool      `json:"memory"`
+	Created         time.Time `json:"created"`
+}
+
+func (l layout) snapshotsDir() string { return filepath.Join(l.dataDir, "snapshots") }
+
+func (l layout) snapshotDir(id string) string { return filepath.Join(l.snapshotsDir(), id) }
+
+// Snapshot implements sbx.Snapshotter. A running sandbox is checkpointed
+// with --leave-running: gVisor stops its kernel while the image is written
+// and lets it go on after. A paused one is checkpointed as it stands and
+// stays paused. A hibernated one already is an image: the snapshot's files
+// are hard links to it.
+func (p *Provider) Snapshot(ctx context.Context, h sbx.Handle, id string, memory bool) (_ sbx.SnapshotInfo, err error) {
+	defer func() { err = p.hide(err) }()
+	if err := p.engine.hibernate(); err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	if !memory {
+		return sbx.SnapshotInfo{}, sbx.Errorf(sbx.EUnsupported, "provider local keeps snapshots with their memory only")
+	}
+	if !idPattern.MatchString(id) {
+		return sbx.SnapshotInfo{}, fmt.Errorf("snapshot ID %q is not one the local provider accepts", id)
+	}
+	m, end, err := p.load(ctx, h, stateRunning, statePaused, stateHibernated)
+	if err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	defer end()
+	if m.GPU != nil {
+		return sbx.SnapshotInfo{}, sbx.Errorf(sbx.EUnsupported, "a sandbox with GPUs cannot be snapshotted: gVisor does not checkpoint a GPU's memory")
+	}
+	if err := p.awaitToken(ctx, m.ProviderID); err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	dir := p.snapshotDir(id)
+	if err := os.MkdirAll(p.snapshotsDir(), 0o700); err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return sbx.SnapshotInfo{}, fmt.Errorf("snapshot directory: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(dir)
+		}
+	}()
+	sm := snapshotMeta{ID: id, Source: m.ProviderID, Template: m.Template, TemplateVersion: m.TemplateVersion,
+		Engine: m.Engine, MemoryMB: m.MemoryMB, DiskMB: m.DiskMB, Memory: true, Created: time.Now().UTC()}
+	if err := writeJSON(filepath.Join(dir, "snapshot.json"), sm); err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	var bundle specs.Spec
+	if err := readJSON(filepath.Join(p.bundleDir(m.ProviderID), "config.json"), &bundle); err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	if err := writeJSON(filepath.Join(dir, "config.json"), &bundle); err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	image := filepath.Join(dir, "checkpoint")
+	var paused time.Duration
+	if m.State == stateHibernated {
+		err = linkTree(p.imageDir(m.ProviderID), image)
+	} else {
+		paused, err = p.checkpointLive(ctx, m, image)
+	}
+	if err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	if err := privateTree(dir); err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	ok = true
+	p.appendNote(m.ProviderID, "snapshot %s taken; the sandbox stood still %s", id, paused.Round(time.Millisecond))
+	return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: diskUsed(dir), TemplateVersion: m.TemplateVersion, Paused: paused}, nil
+}
+
+// checkpointLive writes a running or paused sandbox's image to image and
+// leaves it as it was (gVisor's kernel counts its stops: a paused one stays
+// paused); the time it took is how long the sandbox stood still.
+func (p *Provider) checkpointLive(ctx context.Context, m meta, image string) (time.Duration, error) {
+	if err := os.Mkdir(image, 0o700); err != nil { // before runsc, which would make it 0755
+		return 0, err
+	}
+	start := time.Now()
+	if _, err := p.rs.Run(ctx, m.Flags, "checkpoint", "--leave-running", "--image-path", image, "--compression=none", m.ProviderID); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// DeleteSnapshot implements sbx.Snapshotter.
+func (p *Provider) DeleteSnapshot(ctx context.Context, h sbx.Handle) (err error) {
+	defer func() { err = p.hide(err) }()
+	id, err := handleID(h)
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(p.snapshotDir(id))
+}
+
+// Snapshots implements sbx.Snapshotter.
+func (p *Provider) Snapshots(ctx context.Context) ([]string, error) {
+	entries, err := os.ReadDir(p.snapshotsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() && idPattern.MatchString(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
+}
+
+// readSnapshot reads the record and bundle of the snapshot behind src.
+func (p *Provider) readSnapshot(src sbx.SnapshotSource) (snapshotMeta, specs.Spec, error) {
+	var sm snapshotMeta
+	var bundle specs.Spec
+	id, err := handleID(src.Handle)
+	if err != nil {
+		return sm, bundle, err
+	}
+	if err := readJSON(filepath.Join(p.snapshotDir(id), "snapshot.json"), &sm); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return sm, bundle, sbx.Errorf(sbx.ENotFound, "snapshot %s is not on this host", src.ID)
+		}
+		return sm, bundle, err
+	}
+	if engine := sm.Engine; engine != p.engine.name() {
+		return sm, bundle, sbx.Errorf(sbx.EUnsupported, "snapshot %s was taken with %s; this host runs %s", src.ID, engine, p.engine.name())
+	}
+	return sm, bundle, readJSON(filepath.Join(p.snapshotDir(id), "config.json"), &bundle)
+}
+
+// restoreBundle is the bundle of a sandbox restored from a snapshot: its own
+// (new's: network, cgroups, env, limits) but for what a restore must
+// repeat of the source's: its process, root and mounts.
+func restoreBundle(saved specs.Spec, fresh *specs.Spec) *specs.Spec {
+	args, cwd, user := saved.Process.Args, saved.Process.Cwd, saved.Process.User
+	fresh.Process.Args, fresh.Process.Cwd, fresh.Process.User = args, cwd, user
+	fresh.Root, fresh.Mounts = saved.Root, saved.Mounts
+	return fresh
+}
+
+// snapshotsUse lists what the snapshots on this host keep: the agent copies
+// their bundles name.
+func (p *Provider) snapshotBundles() []specs.Spec {
+	ids, _ := p.Snapshots(context.Background())
+	var out []specs.Spec
+	for _, id := range ids {
+		var spec specs.Spec
+		if readJSON(filepath.Join(p.snapshotDir(id), "config.json"), &spec) == nil {
+			out = append(out, spec)
+		}
+	}
+	return out
+}
+
+// linkTree makes dst a copy of the directory src whose files are hard links
+// to src's: a hibernated sandbox's image, which never changes once written.
+func linkTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.Mkdir(to, 0o700)
+		}
+		return os.Link(path, to)
+	})
+}
+
+// privateTree makes a directory's subdirectories 0700 and files 0600.
+func privateTree(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return os.Chmod(path, 0o700)
+		case d.Type().IsRegular():
+			return os.Chmod(path, 0o600)
+		}
+		return nil
+	})
+}
+
+// diskUsed is what the files under dir hold on disk.
+func diskUsed(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok {
+					n += st.Blocks * 512
+				}
+			}
+		}
+		return nil
+	})
+	return n
+}
