@@ -43,6 +43,7 @@ type Spend struct {
 	Kind                                    Kind
 	Provider                                string
 	CPU, Memory, GPU, Storage, Total        int64
+	Snapshots                               int64 // what its snapshots' storage paid
 }
 
 // NewOrg is what CreateOrgWith makes.
@@ -90,9 +91,11 @@ type PlanUse struct {
 type Settlement struct {
 	ID                        int64
 	OrgID, SandboxID          string
-	State                     State // the state the interval was priced at
+	SnapshotID                string // a snapshot's storage (SandboxID its source; State "snapshot")
+	State                     State  // the state the interval was priced at
 	From, To                  time.Time
 	CPU, Memory, GPU, Storage int64 // paid, per resource
+	Snapshot                  int64 // paid for a snapshot's storage
 	Paid                      int64 // the sum of the resources
 	Owed                      int64 // more than Paid when the balance ran out
 	BalanceAfter              int64
@@ -131,4 +134,13 @@ func TotalUsage(us map[string]*Usage) Usage {
 		t.BilledMicros += u.BilledMicros
 	}
 	return t
+}
+
+// SnapshotFilter picks an org's snapshots, a page at a time.
+type SnapshotFilter struct {
+	OrgID           string // required
+	ProjectID       string
+	MemberID        string // only the snapshots of workspaces this user is a member of
+	SourceSandboxID string
+	Page
 }

@@ -75,12 +75,13 @@ type Intent string
 
 // The intents.
 const (
-	IntentNone        Intent = ""
-	IntentCreating    Intent = "creating"
-	IntentPausing     Intent = "pausing"
-	IntentHibernating Intent = "hibernating"
-	IntentResuming    Intent = "resuming"
-	IntentKilling     Intent = "killing"
+	IntentNone         Intent = ""
+	IntentCreating     Intent = "creating"
+	IntentPausing      Intent = "pausing"
+	IntentHibernating  Intent = "hibernating"
+	IntentResuming     Intent = "resuming"
+	IntentKilling      Intent = "killing"
+	IntentSnapshotting Intent = "snapshotting"
 )
 
 // Resources are what a sandbox asked for.

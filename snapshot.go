@@ -75,8 +75,9 @@ type Snapshotter interface {
 	// while its memory is written, then goes on as it was, its connections
 	// kept.
 	Snapshot(ctx context.Context, h Handle, id string, memory bool) (SnapshotInfo, error)
-	// DeleteSnapshot removes a snapshot; one already gone is not an error.
-	DeleteSnapshot(ctx context.Context, h Handle) error
+	// DeleteSnapshot removes the snapshot with sbx UUID id; one already
+	// gone is not an error.
+	DeleteSnapshot(ctx context.Context, id string) error
 	// Snapshots lists the sbx UUIDs of every snapshot the provider holds,
 	// known to the ledger or not, for reconcile.
 	Snapshots(ctx context.Context) ([]string, error)

@@ -21,12 +21,13 @@ const (
 	ActionRefresh    Action = "refresh"     // extend a running sandbox's expiry; never shortens
 	ActionSetTimeout Action = "set_timeout" // replace the timeout: from now when running, from the next resume when paused
 	ActionSetEgress  Action = "set_egress"  // replace the egress policy, at once (running) or before the next resume (paused)
+	ActionSnapshot   Action = "snapshot"    // capture it as a snapshot (a fork's too); it goes on as it was
 	ActionFail       Action = "fail"        // the provider reports the compute ended on its own
 )
 
 // Actions lists every action, in the table's order.
 var Actions = []Action{ActionCreate, ActionPause, ActionHibernate, ActionResume, ActionDelete,
-	ActionConnect, ActionRefresh, ActionSetTimeout, ActionSetEgress, ActionFail}
+	ActionConnect, ActionRefresh, ActionSetTimeout, ActionSetEgress, ActionSnapshot, ActionFail}
 
 // Transition is one allowed cell of the table: Action on a sandbox in state From.
 type Transition struct {
@@ -61,6 +62,7 @@ var actionSteps = map[Action]steps{
 	ActionRefresh:    {"refresh", "", "refreshed", ""},
 	ActionSetTimeout: {"set the timeout of", "", "timeout_set", ""},
 	ActionSetEgress:  {"set the egress policy of", "", "egress_set", ""},
+	ActionSnapshot:   {"snapshot", "snapshotting", "snapshotted", "snapshot_failed"},
 	ActionFail:       {"fail", "", "failed", ""},
 }
 
@@ -88,6 +90,7 @@ var table = map[State]map[Action]cell{
 		ActionRefresh:    {IntentNone, StateRunning, ""},
 		ActionSetTimeout: {IntentNone, StateRunning, ""},
 		ActionSetEgress:  {IntentNone, StateRunning, ""},
+		ActionSnapshot:   {IntentSnapshotting, StateRunning, ""},
 		ActionFail:       {IntentNone, StateFailed, ""},
 	},
 	StatePaused: {
@@ -97,6 +100,7 @@ var table = map[State]map[Action]cell{
 		ActionConnect:    {IntentResuming, StateRunning, ActionResume},
 		ActionSetTimeout: {IntentNone, StatePaused, ""},
 		ActionSetEgress:  {IntentNone, StatePaused, ""},
+		ActionSnapshot:   {IntentSnapshotting, StatePaused, ""},
 		ActionFail:       {IntentNone, StateFailed, ""},
 	},
 	StateFailed: {

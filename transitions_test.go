@@ -25,6 +25,7 @@ var want = map[State]map[Action]struct {
 		ActionRefresh:    {IntentNone, StateRunning, ""},
 		ActionSetTimeout: {IntentNone, StateRunning, ""},
 		ActionSetEgress:  {IntentNone, StateRunning, ""},
+		ActionSnapshot:   {IntentSnapshotting, StateRunning, ""},
 		ActionFail:       {IntentNone, StateFailed, ""},
 	},
 	StatePaused: {
@@ -34,6 +35,7 @@ var want = map[State]map[Action]struct {
 		ActionConnect:    {IntentResuming, StateRunning, ActionResume},
 		ActionSetTimeout: {IntentNone, StatePaused, ""},
 		ActionSetEgress:  {IntentNone, StatePaused, ""},
+		ActionSnapshot:   {IntentSnapshotting, StatePaused, ""},
 		ActionFail:       {IntentNone, StateFailed, ""},
 	},
 	StateFailed: {
@@ -52,6 +54,7 @@ var names = map[Action][4]string{ // verb, begin, done, failed
 	ActionRefresh:    {"refresh", "", "refreshed", ""},
 	ActionSetTimeout: {"set the timeout of", "", "timeout_set", ""},
 	ActionSetEgress:  {"set the egress policy of", "", "egress_set", ""},
+	ActionSnapshot:   {"snapshot", "snapshotting", "snapshotted", "snapshot_failed"},
 	ActionFail:       {"fail", "", "failed", ""},
 }
 

@@ -58,7 +58,7 @@ type Agent struct {
 	workdir string
 	user    string                   // the default user: Config.User
 	rotator func(*http.Request) bool // who may rotate the token: Config.Rotator
-	env     []string                 // the base of every command's environment, less the token
+	env     atomic.Pointer[[]string] // the base of every command's environment, less the token; replaced by a restored sandbox's own (POST /token)
 	log     *slog.Logger
 	token   atomic.Pointer[[sha256.Size]byte] // the access token's hash
 	procs   *table
@@ -84,12 +84,13 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Env == nil {
 		cfg.Env = os.Environ()
 	}
-	a := &Agent{workdir: cfg.Workdir, user: cfg.User, env: cfg.Env, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{},
+	a := &Agent{workdir: cfg.Workdir, user: cfg.User, log: cfg.Log, procs: newTable(), reaper: processReaper(), watches: map[io.Closer]struct{}{},
 		rotator: cfg.Rotator}
 	if a.rotator == nil {
 		a.rotator = func(r *http.Request) bool { return !a.fromHere(r) }
 	}
 	a.setToken(cfg.Token)
+	a.env.Store(&cfg.Env)
 	if _, err := a.lookupAccount(""); err != nil {
 		a.log.Warn("the default user is not one of the sandbox's users: commands that name no user fail", "user", a.user, "err", err)
 	}

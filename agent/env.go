@@ -45,7 +45,7 @@ func (a *Agent) childEnv(acct *account, extra map[string]string) ([]string, erro
 		env = append(env, k+"="+v)
 	}
 	set("PATH", defaultPath)
-	for _, kv := range a.env {
+	for _, kv := range *a.env.Load() {
 		if k, v, _ := strings.Cut(kv, "="); k != TokenEnv {
 			set(k, v)
 		}
@@ -94,4 +94,26 @@ func (a *Agent) resolve(p string) string {
 		p = filepath.Join(a.workdir, p)
 	}
 	return filepath.Clean(p)
+}
+
+// replaceEnv is a restored sandbox's env taking the place of its source's:
+// the variables named in unset go, those of set are added or replaced.
+func (a *Agent) replaceEnv(set map[string]string, unset []string) {
+	drop := map[string]bool{}
+	for _, k := range unset {
+		drop[k] = true
+	}
+	for k := range set {
+		drop[k] = true
+	}
+	var env []string
+	for _, kv := range *a.env.Load() {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		env = append(env, k+"="+set[k])
+	}
+	a.env.Store(&env)
 }

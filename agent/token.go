@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/sbxdev/sbx/apiv1"
 )
@@ -83,6 +84,14 @@ func (a *Agent) rotateToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(req.Token) < minTokenLen {
 		return invalid("the token must be at least %d characters", minTokenLen)
+	}
+	for k, v := range req.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") || k == TokenEnv {
+			return invalidField("env", "env: %s is not a valid variable", quote(k))
+		}
+	}
+	if req.Env != nil || req.Unset != nil {
+		a.replaceEnv(req.Env, req.Unset)
 	}
 	a.setToken(req.Token)
 	w.WriteHeader(http.StatusNoContent)

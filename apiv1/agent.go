@@ -83,6 +83,10 @@ type HealthStatus struct {
 // TokenRequest is the body of POST /token.
 type TokenRequest struct {
 	Token string `json:"token" doc:"The new access token, at least 32 characters."`
+	// A sandbox restored from another's snapshot holds its source's
+	// environment in its agent's memory: serve gives it its own.
+	Env   map[string]string `json:"env,omitempty" doc:"Variables commands start with from now on, added to or replacing the sandbox's (a sandbox restored from a snapshot: its own)."`
+	Unset []string          `json:"unset,omitempty" doc:"Variables commands no longer start with (a restored sandbox: its source's)."`
 }
 
 // StartCommandRequest is the body of POST /commands.

@@ -18,6 +18,7 @@ type CreateSandboxRequest struct {
 	TemplateID string            `json:"templateID,omitempty" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"Template to start from, e.g. base or code-interpreter; or give image."`
 	ProjectID  string            `json:"projectID,omitempty" doc:"The project the sandbox belongs to: one the key reaches (an org's key any of its org, a member's key one of its workspaces', a project's key its own). Default the key's project (an org's key: the org's first)."`
 	Image      *Image            `json:"image,omitempty" doc:"An OCI image to start from in place of a template: its registry is asked at once (with the credentials given), the image pulled and kept by its digest on first use."`
+	SnapshotID string            `json:"snapshotID,omitempty" format:"uuid" doc:"A snapshot to start from in place of a template: the sandbox goes on from the snapshot's memory, processes and files, with its own ID, address, access token, timeout and env (its source's env is replaced), and the snapshot's cpu, memory and disk (give none). Any number of sandboxes start from one snapshot."`
 	Timeout    *int64            `json:"timeout,omitempty" minimum:"1" doc:"Seconds until the sandbox is killed (or paused, with autoPause); default 3600, at most the server maximum."`
 	WaitReady  bool              `json:"waitReady,omitempty"`
 	EnvVars    map[string]string `json:"envVars,omitempty"`
@@ -107,6 +108,8 @@ type Sandbox struct {
 	Egress                *Egress           `json:"egress,omitempty" doc:"The outbound policy its provider enforces; absent for a sandbox whose provider enforces none, or made before sandboxes had policies."`
 	EnvVarNames           []string          `json:"envVarNames"`
 	Metadata              map[string]string `json:"metadata"`
+	SnapshotID            string            `json:"snapshotID,omitempty" doc:"The snapshot it started from (a fork's child: the fork's own capture, deleted once the children run)."`
+	ForkedFrom            string            `json:"forkedFrom,omitempty" doc:"The sbx UUID of the sandbox it was forked from; its metadata says so too (sbx.forkOf)."`
 	BilledCredits         string            `json:"billed_credits" doc:"Credits already deducted, as a decimal string."`
 	RunningCredits        string            `json:"running_credits" doc:"Credits accrued since the last settlement, as a decimal string."`
 	EstimatedTotalCredits string            `json:"estimated_total_credits" doc:"billed_credits + running_credits, as a decimal string."`

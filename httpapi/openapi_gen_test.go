@@ -132,6 +132,21 @@ var operations = map[string]op{
 	"DELETE /api/v1/sandboxes/{id}/previews/{link_id}": {id: "revokePreviewLink", summary: "Revoke a preview link: it stops working at once",
 		status: 200, response: apiv1.PreviewLink{}, errors: readErrs},
 
+	"POST /api/v1/sandboxes/{id}/snapshots": {id: "createSnapshot", summary: "Capture a running or paused sandbox as a snapshot; it goes on as it was",
+		description: "A snapshot holds the sandbox's memory, processes and writable layer: the sandbox stands still only while its memory is written (pausedMs), its connections kept, then goes on as it was (a paused one stays paused). " +
+			"The answer comes once the snapshot is ready. A snapshot belongs to the sandbox's project, outlives it, and starts any number of sandboxes (create with snapshotID); its storage is billed per GiB held (snapshot_storage). " +
+			"501 where the provider cannot snapshot (runc, or a sandbox with GPUs).",
+		body: apiv1.CreateSnapshotRequest{}, status: 201, response: apiv1.Snapshot{}, errors: []int{400, 401, 402, 404, 409, 413, 415, 501, 502, 503}},
+	"POST /api/v1/sandboxes/{id}/fork": {id: "forkSandbox", summary: "Make count running children of a running sandbox, each with its memory, processes and files",
+		description: "The parent is captured once and each child restored from the capture at once; the parent goes on. Each child is a sandbox of its own (ID, address, access token), in the parent's project, with its timeout, env, egress policy and ports, " +
+			"its metadata the parent's and sbx.forkOf. The answer lists the children made (running) and the errors of the others, none of which is left half-made; 502 when none could be made.",
+		body: apiv1.ForkRequest{}, status: 201, response: apiv1.ForkResult{}, errors: []int{400, 401, 402, 404, 409, 413, 415, 501, 502, 503}},
+	"GET /api/v1/snapshots": {id: "listSnapshots", summary: "The snapshots the key reaches, newest first",
+		query: []param{limitParam, cursor, {"sandboxID", "Only those of this source sandbox (its sbx UUID).", str, false}}, status: 200, response: apiv1.SnapshotList{}, errors: []int{400, 401}},
+	"GET /api/v1/snapshots/{snapshot_id}": {id: "getSnapshot", summary: "A snapshot", status: 200, response: apiv1.Snapshot{}, errors: readErrs},
+	"DELETE /api/v1/snapshots/{snapshot_id}": {id: "deleteSnapshot", summary: "Delete a snapshot: its storage is freed and no longer billed; sandboxes started from it go on",
+		status: 200, response: apiv1.Snapshot{}, errors: []int{400, 401, 404, 409, 502, 503}},
+
 	"POST /api/v1/sandboxes/{id}/ssh": {id: "sandboxSSH", summary: "A short-lived token that opens the sandbox through the SSH gateway, and how to connect",
 		description: "The token is the password (or the answer to the gateway's keyboard-interactive question) for ssh -p PORT USER@HOST, where USER is the sandbox's ID: " +
 			"it opens this sandbox only, as the API key that made it, until it expires (expires_in seconds, default 300) or that key is revoked. " +

@@ -40,7 +40,7 @@ func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 		EndedAt: timePtr(sb.EndedAt), ExpiresAt: timePtr(sb.ExpiresAt), LastSettledAt: timePtr(sb.LastSettledAt),
 		Hibernated: sb.Hibernated, Timeout: int64(sb.Timeout / time.Second), AutoPause: sb.AutoPause,
 		CPU: float64(sb.Resources.MilliCPU) / 1000, MemoryMB: sb.Resources.MemoryMB, DiskMB: sb.Resources.DiskMB,
-		EnvVarNames: sb.EnvVarNames, Metadata: sb.Metadata,
+		EnvVarNames: sb.EnvVarNames, Metadata: sb.Metadata, SnapshotID: sb.SnapshotID, ForkedFrom: sb.ForkedFrom,
 	}
 	running := s.mgr.Running(sb)
 	out.BilledCredits, out.RunningCredits, out.EstimatedTotalCredits = credits(sb.BilledMicros), credits(running), credits(sb.BilledMicros+running)

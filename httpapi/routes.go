@@ -44,6 +44,11 @@ func (s *Server) routes() []Route {
 		authed("GET", "/api/v1/sandboxes/{id}/previews", s.listPreviewLinks),
 		authed("DELETE", "/api/v1/sandboxes/{id}/previews/{link_id}", s.revokePreviewLink),
 		authed("POST", "/api/v1/sandboxes/{id}/ssh", s.sandboxSSH),
+		authed("POST", "/api/v1/sandboxes/{id}/snapshots", s.createSnapshot),
+		authed("POST", "/api/v1/sandboxes/{id}/fork", s.forkSandbox),
+		authed("GET", "/api/v1/snapshots", s.listSnapshots),
+		authed("GET", "/api/v1/snapshots/{snapshot_id}", s.getSnapshot),
+		authed("DELETE", "/api/v1/snapshots/{snapshot_id}", s.deleteSnapshot),
 
 		authed("GET", "/api/v1/org/{org}/sandboxes", s.orgSandboxes),
 		authed("GET", "/api/v1/org/{org}/sandboxes/usage", s.orgUsage),

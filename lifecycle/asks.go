@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"github.com/google/uuid"
 	"math"
 	"regexp"
 	"strings"
@@ -64,6 +65,7 @@ const (
 type Ask struct {
 	TemplateID       string
 	Image            *sbx.ImageSpec // in place of TemplateID: an OCI image and its pull's credentials
+	SnapshotID       string         // in place of TemplateID: a snapshot to start from, with its sizes
 	Kind             string
 	Timeout          *int64 // seconds
 	CPU              *float64
@@ -111,8 +113,17 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	var p sbx.Problems
 	l := m.cfg.Limits
 	req := CreateRequest{TemplateID: a.TemplateID, Image: a.Image, Kind: sbx.Kind(a.Kind), WaitReady: a.WaitReady, AutoPause: a.AutoPause,
-		Env: a.Env, Metadata: a.Metadata}
+		Env: a.Env, Metadata: a.Metadata, SnapshotID: a.SnapshotID}
 	switch {
+	case a.SnapshotID != "" && (a.Image != nil || a.TemplateID != ""):
+		p.Add("snapshotID", "give one of templateID, image and snapshotID")
+	case a.SnapshotID != "":
+		if _, err := uuid.Parse(a.SnapshotID); err != nil {
+			p.Add("snapshotID", "snapshotID %q is not a snapshot's ID", a.SnapshotID)
+		}
+		if a.CPU != nil || a.MemoryMB != nil || a.DiskMB != nil || a.GPU != nil {
+			p.Add("snapshotID", "a sandbox from a snapshot has the snapshot's cpu, memoryMB, diskMB and gpu: give none of them")
+		}
 	case a.Image != nil && a.TemplateID != "":
 		p.Add("image", "give templateID or image, not both")
 	case a.Image != nil:
@@ -136,10 +147,12 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	}
 	CheckEnv(&p, "envVars", a.Env)
 	CheckMetadata(&p, "metadata", a.Metadata)
-	req.Resources.MilliCPU = l.MilliCPU(&p, "cpu", valueOr(a.CPU, l.DefaultCPU))
-	req.Resources.MemoryMB = l.Memory(&p, "memoryMB", valueOr(a.MemoryMB, l.DefaultMemoryMB))
-	req.Resources.DiskMB = l.Disk(&p, "diskMB", valueOr(a.DiskMB, l.DefaultDiskMB))
-	if a.GPU != nil {
+	if a.SnapshotID == "" { // else the snapshot's (fromSnapshot)
+		req.Resources.MilliCPU = l.MilliCPU(&p, "cpu", valueOr(a.CPU, l.DefaultCPU))
+		req.Resources.MemoryMB = l.Memory(&p, "memoryMB", valueOr(a.MemoryMB, l.DefaultMemoryMB))
+		req.Resources.DiskMB = l.Disk(&p, "diskMB", valueOr(a.DiskMB, l.DefaultDiskMB))
+	}
+	if a.GPU != nil && a.SnapshotID == "" {
 		gpu := checkGPU(&p, *a.GPU)
 		req.Resources.GPU = &gpu
 	}

@@ -30,6 +30,13 @@ type CreateRequest struct {
 	// Once, when set, is the idempotency key the client sent: a retry
 	// finds the sandbox the first request made (CreateOnce).
 	Once *ledger.Once
+	// SnapshotID, in place of TemplateID, is a snapshot to start from
+	// (snapshots.go): restored with its memory, or booted on its files.
+	SnapshotID string
+
+	snapshot *sbx.Snapshot // a fork's capture, which the fork names itself
+	forkOf   string        // the sandbox a fork's child is forked from
+	envNames []string      // a fork's child's env, its parent's, which it holds
 }
 
 // CreateOnce is Create for a request that may carry an idempotency key: a
@@ -88,6 +95,10 @@ func (m *Manager) replay(ctx context.Context, c sbx.Caller, req CreateRequest) (
 // returns at once with the sandbox starting; with it, once the sandbox is
 // running, failed, or the ready wait ran out (a 504 naming the last step).
 func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (sbx.Sandbox, error) {
+	sn, err := m.fromSnapshot(ctx, c, &req)
+	if err != nil {
+		return sbx.Sandbox{}, err
+	}
 	if err := m.admit(c, &req); err != nil {
 		return sbx.Sandbox{}, err
 	}
@@ -119,7 +130,11 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		return sbx.Sandbox{}, sbx.Errorf(sbx.EUnsupported, "provider %q does not offer GPUs", p.Name())
 	}
 	var defaults sbx.TemplateDefaults
-	if req.Image != nil {
+	if sn != nil {
+		if _, err := m.snapshotter(p.Name(), "start sandboxes from snapshots"); err != nil {
+			return sbx.Sandbox{}, err
+		}
+	} else if req.Image != nil {
 		if req.Image, err = resolveImage(ctx, p, *req.Image); err != nil {
 			return sbx.Sandbox{}, err
 		}
@@ -148,6 +163,10 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		State: creation.From, Intent: creation.Intent, CreatedAt: now, UpdatedAt: now,
 		Timeout: req.Timeout, AutoPause: req.AutoPause, Preview: req.Preview, Ports: req.Ports, Resources: req.Resources,
 		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now, Egress: egress,
+		SnapshotID: req.SnapshotID, ForkedFrom: req.forkOf,
+	}
+	if req.forkOf != "" {
+		sb.EnvVarNames = req.envNames
 	}
 	spec := sbx.Spec{
 		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, Kind: sb.Kind,
@@ -156,13 +175,21 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if egress != nil {
 		spec.Egress = *egress
 	}
+	if sn != nil {
+		spec.Snapshot = &sbx.SnapshotSource{ID: sn.ID, Handle: sn.Handle, Memory: sn.Memory}
+	}
 	if admits {
 		if err := admit.Admit(ctx, spec); err != nil {
 			return sbx.Sandbox{}, err
 		}
 	}
 	from := "template " + sb.TemplateID
-	if req.Image != nil {
+	switch {
+	case req.forkOf != "":
+		from = "a fork of sandbox " + req.forkOf
+	case sn != nil:
+		from = "snapshot " + sn.ID
+	case req.Image != nil:
 		from = "image " + sb.TemplateID
 	}
 	creating := m.event(creation.Begin, fmt.Sprintf("provider %s, %s", p.Name(), from))
@@ -188,7 +215,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 			m.mu.Unlock()
 			close(done)
 		}()
-		m.runCreate(p, spec, unlocked)
+		m.runCreate(p, spec, sn, req.forkOf != "", unlocked)
 	}()
 	<-unlocked // the create holds the sandbox's lock before anyone else can ask for it
 	if !req.WaitReady {
@@ -217,13 +244,19 @@ var creation, _ = sbx.Lookup(sbx.StateStarting, sbx.ActionCreate)
 
 // runCreate calls the provider and settles the outcome, holding the sandbox's
 // lock so that other operations on it wait for the create.
-func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, locked chan<- struct{}) {
+func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, sn *sbx.Snapshot, fork bool, locked chan<- struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.CreateTimeout)
 	defer cancel()
 	unlock, _ := m.lock(ctx, spec.SandboxID) // a fresh ID: never contended
 	defer unlock()
 	close(locked)
 	inst, err := p.Create(ctx, spec)
+	if err == nil && sn != nil {
+		if err = m.adopt(ctx, p, inst, sn, spec, fork); err != nil {
+			p.Kill(context.WithoutCancel(ctx), inst.Handle) // its agent is its source's: it is no sandbox of its own
+			err = fmt.Errorf("giving the restored sandbox its own access token: %w", err)
+		}
+	}
 	settle := context.Background()
 	if err != nil {
 		m.log.Warn("create failed", "sandbox", spec.SandboxID, "provider", p.Name(), "err", err)

@@ -33,6 +33,7 @@ type Config struct {
 	RequireKYC      bool          // the KYC gate: creates need a verified org or user
 	Limits          Limits        // what one sandbox may ask for, and the defaults (asks.go)
 	Egress          EgressConfig  // the default egress policy and the modes a sandbox may have (egress.go)
+	MaxForks        int           // the most children one fork makes (default 16)
 }
 
 // Manager drives sandboxes through their lifecycle: creates, transitions,
@@ -72,6 +73,9 @@ func New(store Store, providers []sbx.Provider, cfg Config, clock sbx.Clock, log
 	}
 	if cfg.CreateTimeout == 0 {
 		cfg.CreateTimeout = 5 * time.Minute
+	}
+	if cfg.MaxForks == 0 {
+		cfg.MaxForks = 16
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	m := &Manager{

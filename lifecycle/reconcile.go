@@ -58,7 +58,7 @@ func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
 			return fmt.Errorf("destroying orphan %s: %w", in.ProviderSandboxID, err)
 		}
 	}
-	return nil
+	return m.reconcileSnapshots(ctx, p)
 }
 
 // settleRow decides one open row given whether the provider still holds it.
@@ -79,6 +79,16 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 			}
 			sb.ExpiresAt = time.Time{}
 		})
+	case sb.Intent == sbx.IntentCreating && sb.SnapshotID != "":
+		// A restore whose agent may still hold its source's token and env
+		// is no sandbox of its own: it goes.
+		if held {
+			if err := p.Kill(ctx, in.Handle); err != nil {
+				return err
+			}
+		}
+		m.fail(ctx, sb.ID, sbx.EndError, "its restore from snapshot "+sb.SnapshotID+" was interrupted by a restart of sbx")
+		return nil
 	case !held:
 		diag := fmt.Sprintf("provider %s no longer has this sandbox: it was lost while sbx was not running (it was %s", p.Name(), sb.State)
 		if sb.Intent != sbx.IntentNone {

@@ -14,6 +14,7 @@ import (
 // *ledger.Store satisfies them all.
 type Store interface {
 	sandboxStore
+	snapshotStore
 	creditStore
 	usageStore
 	// a member's key reaches the sandboxes of its workspaces (Get)

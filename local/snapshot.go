@@ -124,11 +124,10 @@ func (p *Provider) checkpointLive(ctx context.Context, m meta, image string) (ti
 }
 
 // DeleteSnapshot implements sbx.Snapshotter.
-func (p *Provider) DeleteSnapshot(ctx context.Context, h sbx.Handle) (err error) {
+func (p *Provider) DeleteSnapshot(ctx context.Context, id string) (err error) {
 	defer func() { err = p.hide(err) }()
-	id, err := handleID(h)
-	if err != nil {
-		return err
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("snapshot ID %q is not one the local provider accepts", id)
 	}
 	return os.RemoveAll(p.snapshotDir(id))
 }

@@ -99,7 +99,7 @@ func TestSnapshotRestoresIntoMany(t *testing.T) {
 		t.Fatalf("snapshots: %v, %v", ids, err)
 	}
 	for _, id := range ids {
-		if err := p.DeleteSnapshot(ctx, sbx.IDHandle(id)); err != nil {
+		if err := p.DeleteSnapshot(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}

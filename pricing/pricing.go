@@ -19,17 +19,19 @@ import (
 // Resource is what a rate prices.
 type Resource string
 
-// The resources. CPU is per vCPU, Memory and PausedStorage per GiB, GPU per
-// card at a share; all per second.
+// The resources. CPU is per vCPU, Memory, PausedStorage and SnapshotStorage
+// per GiB, GPU per card at a share; all per second.
 const (
 	CPU           Resource = "cpu"            // while running
 	Memory        Resource = "memory"         // while running
 	GPU           Resource = "gpu"            // while running
 	PausedStorage Resource = "paused_storage" // while paused: the held state, the sandbox's memory size
+	// SnapshotStorage is what a snapshot holds on disk, while it is held.
+	SnapshotStorage Resource = "snapshot_storage"
 )
 
 // Resources lists the resources.
-var Resources = []Resource{CPU, Memory, GPU, PausedStorage}
+var Resources = []Resource{CPU, Memory, GPU, PausedStorage, SnapshotStorage}
 
 // Shares are the GPU shares a rate may name; 0 names the price of a whole
 // card, which a share without its own rate pays in proportion.
@@ -47,7 +49,7 @@ type Rate struct {
 // Check says what is wrong with r, if anything.
 func (r Rate) Check() error {
 	switch r.Resource {
-	case CPU, Memory, PausedStorage:
+	case CPU, Memory, PausedStorage, SnapshotStorage:
 		if r.GPUType != "" || r.GPUShare != 0 {
 			return sbx.Invalid("gpu_type", "a %s rate names no GPU type or share", r.Resource)
 		}
@@ -56,7 +58,7 @@ func (r Rate) Check() error {
 			return sbx.Invalid("gpu_share", "gpu_share %d: want 25, 50, 75 or 100 (or 0: the price of a whole card)", r.GPUShare)
 		}
 	default:
-		return sbx.Invalid("resource", "resource %q: want one of cpu, memory, gpu, paused_storage", r.Resource)
+		return sbx.Invalid("resource", "resource %q: want one of cpu, memory, gpu, paused_storage, snapshot_storage", r.Resource)
 	}
 	if r.NanosPerSecond < 0 {
 		return sbx.Invalid("credits_per_second", "a price cannot be negative")
@@ -80,6 +82,7 @@ func Default() Table {
 		{Resource: CPU, NanosPerSecond: 14_000},                     // 0.000014 per vCPU-second
 		{Resource: Memory, NanosPerSecond: 4_500},                   // 0.0000045 per GiB-second
 		{Resource: PausedStorage, NanosPerSecond: 40},               // 0.00000004 per GiB-second, about 0.10 per GiB-month
+		{Resource: SnapshotStorage, NanosPerSecond: 40},             // the same: about 0.10 per GiB-month
 		{Resource: GPU, NanosPerSecond: 1_100_000},                  // any other type: as an H100
 		{Resource: GPU, GPUType: "h100", NanosPerSecond: 1_100_000}, // about 3.96 an hour
 		{Resource: GPU, GPUType: "a100", NanosPerSecond: 700_000},   // about 2.52 an hour
@@ -137,6 +140,28 @@ func (t Table) Cost(res sbx.Resources, state sbx.State, from, to time.Time) Char
 		}
 	}
 	return c
+}
+
+// HeldCost prices holding bytes of storage (a snapshot's) over [from, to),
+// in nano-credits, each part of the interval at the rate effective then.
+func (t Table) HeldCost(bytes int64, from, to time.Time) int64 {
+	if !to.After(from) || bytes <= 0 {
+		return 0
+	}
+	cuts := []time.Time{from}
+	for _, r := range t {
+		if r.Resource == SnapshotStorage && r.EffectiveAt.After(from) && r.EffectiveAt.Before(to) {
+			cuts = append(cuts, r.EffectiveAt)
+		}
+	}
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i].Before(cuts[j]) })
+	cuts = append(cuts, to)
+	var n int64
+	mib := uint64((bytes + 1<<20 - 1) >> 20)
+	for i := 0; i+1 < len(cuts); i++ {
+		n += cost(t.price(SnapshotStorage, "", 0, cuts[i]), mib, uint64(cuts[i+1].Sub(cuts[i]).Microseconds()), 1024)
+	}
+	return n
 }
 
 // cost is nanosPerSecond × quantity/unit × micros/10^6, rounded down,

@@ -24,11 +24,15 @@ const MemoryName = "memory"
 // process, so that a restarted server can adopt what an earlier one made.
 // Templates whose name starts with "fail-" fail to create. It is an
 // sbx.EgressSetter that records each sandbox's egress policy (Egress) and
-// enforces nothing: its compute has no network at all.
+// enforces nothing: its compute has no network at all. It is an
+// sbx.Snapshotter whose snapshots are copies of a record (in
+// <StateDir>/snapshots with a state directory), each restored as a new
+// record whose log says so.
 type Memory struct {
 	opts    MemoryOptions
 	mu      sync.Mutex
 	mem     map[string]*record // without a state directory
+	snaps   map[string]*record // without a state directory: snapshots by sbx UUID
 	watcher func(sbx.Died)     // set while Watch runs
 }
 
@@ -36,6 +40,9 @@ type Memory struct {
 type MemoryOptions struct {
 	StateDir    string        // when set, records live in files here
 	CreateDelay time.Duration // how long a create takes
+	// FailRestore, when set, says which restores from a snapshot fail
+	// (called with the new sandbox's sbx UUID).
+	FailRestore func(sandboxID string) bool
 }
 
 // record is one piece of fake compute.
@@ -51,7 +58,7 @@ type record struct {
 
 // NewMemory returns a Memory provider.
 func NewMemory(opts MemoryOptions) *Memory {
-	return &Memory{opts: opts, mem: map[string]*record{}}
+	return &Memory{opts: opts, mem: map[string]*record{}, snaps: map[string]*record{}}
 }
 
 // Name implements sbx.Provider.
@@ -59,7 +66,7 @@ func (m *Memory) Name() string { return MemoryName }
 
 // Capabilities implements sbx.Provider.
 func (m *Memory) Capabilities() sbx.Capabilities {
-	return sbx.Capabilities{MemoryPause: true, Hibernate: true}
+	return sbx.Capabilities{MemoryPause: true, Hibernate: true, Snapshots: true, Fork: true}
 }
 
 // Create implements sbx.Provider.
@@ -84,6 +91,16 @@ func (m *Memory) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error
 		Log:    []sbx.LogLine{{At: now, Source: "stdout", Line: "booted template " + spec.TemplateID}}}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if src := spec.Snapshot; src != nil {
+		snap, err := m.loadSnapshot(src.ID)
+		if err != nil {
+			return sbx.Instance{}, err
+		}
+		if m.opts.FailRestore != nil && m.opts.FailRestore(spec.SandboxID) {
+			return sbx.Instance{}, fmt.Errorf("restoring snapshot %s failed", src.ID)
+		}
+		r.Template, r.Log = snap.Template, append(snap.Log, sbx.LogLine{At: now, Source: "stdout", Line: "restored from snapshot " + src.ID})
+	}
 	if _, err := m.load(r.ProviderID); err == nil {
 		return sbx.Instance{}, fmt.Errorf("sandbox %s already exists", r.ProviderID)
 	}
@@ -312,4 +329,86 @@ func (r *record) instance() sbx.Instance {
 
 func handleID(h sbx.Handle) (string, error) {
 	return sbx.HandleID(h, func(id string) bool { return !strings.ContainsAny(id, "/.") })
+}
+
+// Snapshot implements sbx.Snapshotter: a copy of the record.
+func (m *Memory) Snapshot(ctx context.Context, h sbx.Handle, id string, memory bool) (sbx.SnapshotInfo, error) {
+	r, err := m.get(h)
+	if err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	if r.Status == sbx.InstanceDead {
+		return sbx.SnapshotInfo{}, fmt.Errorf("sandbox %s is dead", r.ProviderID)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.opts.StateDir == "" {
+		m.snaps[id] = r
+	} else if err := writeFile(m.snapshotFile(id), r); err != nil {
+		return sbx.SnapshotInfo{}, err
+	}
+	return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: 1 << 20, TemplateVersion: "1"}, nil
+}
+
+// DeleteSnapshot implements sbx.Snapshotter.
+func (m *Memory) DeleteSnapshot(ctx context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.snaps, id)
+	if m.opts.StateDir != "" {
+		if err := os.Remove(m.snapshotFile(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Snapshots implements sbx.Snapshotter.
+func (m *Memory) Snapshots(ctx context.Context) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []string
+	if m.opts.StateDir == "" {
+		for id := range m.snaps {
+			ids = append(ids, id)
+		}
+		return ids, nil
+	}
+	files, err := filepath.Glob(filepath.Join(m.opts.StateDir, "snapshots", "*.json"))
+	for _, f := range files {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(f), ".json"))
+	}
+	return ids, err
+}
+
+func (m *Memory) loadSnapshot(id string) (*record, error) {
+	if m.opts.StateDir == "" {
+		r, ok := m.snaps[id]
+		if !ok {
+			return nil, fmt.Errorf("snapshot %s: %w", id, os.ErrNotExist)
+		}
+		return r, nil
+	}
+	data, err := os.ReadFile(m.snapshotFile(id))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", id, err)
+	}
+	var r record
+	return &r, json.Unmarshal(data, &r)
+}
+
+func (m *Memory) snapshotFile(id string) string {
+	return filepath.Join(m.opts.StateDir, "snapshots", id+".json")
+}
+
+// writeFile writes v as JSON to path, its directory made first.
+func writeFile(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
 }

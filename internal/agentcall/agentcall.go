@@ -92,6 +92,20 @@ func SetToken(ctx context.Context, addr, old, new string) error {
 	return call(ctx, addr, old, http.MethodPost, "/token", apiv1.TokenRequest{Token: new})
 }
 
+// Adopt gives the agent of a sandbox restored from a snapshot, which holds
+// its source's token old and environment, its own: token new, the
+// variables of env, and none of unset (the source's).
+func Adopt(ctx context.Context, addr, old, new string, env map[string]string, unset []string) error {
+	return call(ctx, addr, old, http.MethodPost, "/token", apiv1.TokenRequest{Token: new, Env: env, Unset: nonNil(unset)})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 func call(ctx context.Context, addr, token, method, path string, body any) error {
 	var r io.Reader
 	if body != nil {

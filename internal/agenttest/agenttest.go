@@ -7,6 +7,8 @@ package agenttest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/agent"
+	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/ledger"
@@ -38,6 +41,7 @@ type Provider struct {
 
 	mu      sync.Mutex
 	agents  map[string]*served // by provider sandbox ID
+	tokens  map[string]string  // by provider sandbox ID or snapshot: the token its agent started with
 	died    func(sbx.Died)     // set while Watch runs
 	inspect func(*http.Request)
 }
@@ -58,7 +62,7 @@ type served struct {
 
 // NewProvider returns a Provider whose agents end with t.
 func NewProvider(t testing.TB) *Provider {
-	p := &Provider{Memory: providertest.NewMemory(providertest.MemoryOptions{}), t: t, agents: map[string]*served{}}
+	p := &Provider{Memory: providertest.NewMemory(providertest.MemoryOptions{}), t: t, agents: map[string]*served{}, tokens: map[string]string{}}
 	t.Cleanup(p.closeAgents)
 	return p
 }
@@ -81,9 +85,18 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 	if err != nil {
 		return in, err
 	}
+	// A restored sandbox's agent holds its snapshot's token (its source's
+	// then), until serve gives it its own.
+	token := spec.AccessToken
+	p.mu.Lock()
+	if spec.Snapshot != nil {
+		token = p.tokens[spec.Snapshot.ID]
+	}
+	p.tokens[in.ProviderSandboxID] = token
+	p.mu.Unlock()
 	// Serve reaches this agent over loopback, as it reaches no real one: it
 	// may rotate the token from there.
-	a, err := agent.New(agent.Config{Token: spec.AccessToken, Workdir: p.t.TempDir(), Env: testenv.AgentEnv(p.t),
+	a, err := agent.New(agent.Config{Token: token, Workdir: p.t.TempDir(), Env: testenv.AgentEnv(p.t),
 		Rotator: func(*http.Request) bool { return true }})
 	if err != nil {
 		return in, err
@@ -100,6 +113,10 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 		p.mu.Unlock()
 		if f != nil {
 			f(r)
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/token" {
+			p.followToken(w, r, h, in.ProviderSandboxID)
+			return
 		}
 		h.ServeHTTP(w, r)
 	})}}
@@ -267,4 +284,43 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Snapshot implements sbx.Snapshotter: the Memory provider's, and the token
+// its agent started with, for a restore's agent.
+func (p *Provider) Snapshot(ctx context.Context, h sbx.Handle, id string, memory bool) (sbx.SnapshotInfo, error) {
+	info, err := p.Memory.Snapshot(ctx, h, id, memory)
+	if err != nil {
+		return info, err
+	}
+	src, _ := sbx.HandleID(h, func(string) bool { return true })
+	p.mu.Lock()
+	p.tokens[id] = p.tokens[src]
+	p.mu.Unlock()
+	return info, nil
+}
+
+// followToken serves a POST /token and, when the agent took the new token,
+// records it for the snapshots taken from now on.
+func (p *Provider) followToken(w http.ResponseWriter, r *http.Request, h http.Handler, id string) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	sw := &statusWriter{ResponseWriter: w}
+	h.ServeHTTP(sw, r)
+	var req apiv1.TokenRequest
+	if sw.status == http.StatusNoContent && json.Unmarshal(body, &req) == nil {
+		p.mu.Lock()
+		p.tokens[id] = req.Token
+		p.mu.Unlock()
+	}
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }

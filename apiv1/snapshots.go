@@ -1,0 +1,56 @@
+package apiv1
+
+import "time"
+
+// CreateSnapshotRequest is the body of POST /api/v1/sandboxes/{id}/snapshots.
+type CreateSnapshotRequest struct {
+	Name     string            `json:"name,omitempty" maxLength:"128" doc:"A name to know it by."`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	Memory   *bool             `json:"memory,omitempty" doc:"Capture memory and processes too (default true): a sandbox started from it goes on where the source was. The local provider keeps snapshots with their memory only."`
+}
+
+// Snapshot is a sandbox's captured state: a record of its own, owned by the
+// source's project, that outlives its source and starts any number of
+// sandboxes (POST /api/v1/sandboxes with snapshotID).
+type Snapshot struct {
+	ID              string            `json:"id" doc:"The snapshot's sbx UUID."`
+	Name            string            `json:"name,omitempty"`
+	SourceSandboxID string            `json:"sourceSandboxID" doc:"The sbx UUID of the sandbox it was captured from."`
+	Provider        string            `json:"provider"`
+	TemplateID      string            `json:"templateID"`
+	TemplateVersion string            `json:"templateVersion,omitempty" doc:"The version of the template's tree it lies on, kept while the snapshot is."`
+	State           string            `json:"state" enum:"creating,ready,failed,deleted"`
+	Memory          bool              `json:"memory" doc:"Holds memory and processes, not only files."`
+	SizeBytes       int64             `json:"sizeBytes" doc:"What it holds on disk, billed per GiB held (snapshot_storage)."`
+	PausedMs        int64             `json:"pausedMs" doc:"How long the source stood still while it was captured, in milliseconds."`
+	CPU             float64           `json:"cpu"`
+	MemoryMB        int64             `json:"memoryMB"`
+	DiskMB          int64             `json:"diskMB"`
+	Metadata        map[string]string `json:"metadata"`
+	Diagnostic      string            `json:"diagnostic,omitempty"`
+	OrgID           string            `json:"orgID"`
+	WorkspaceID     string            `json:"workspaceID"`
+	ProjectID       string            `json:"projectID"`
+	CreatedAt       time.Time         `json:"createdAt"`
+	ReadyAt         *time.Time        `json:"readyAt,omitempty"`
+	DeletedAt       *time.Time        `json:"deletedAt,omitempty"`
+	BilledCredits   string            `json:"billed_credits" doc:"Credits its storage has paid, as a decimal string."`
+}
+
+// SnapshotList is a page of snapshots.
+type SnapshotList struct {
+	Items      []Snapshot `json:"items"`
+	NextCursor string     `json:"next_cursor,omitempty"`
+}
+
+// ForkRequest is the body of POST /api/v1/sandboxes/{id}/fork.
+type ForkRequest struct {
+	Count int `json:"count,omitempty" minimum:"1" doc:"How many children, default 1, at most the server's maximum (serve --max-forks, default 16)."`
+}
+
+// ForkResult is what a fork made: its children, each running, and the
+// errors of those it could not make (none of them is left half-made).
+type ForkResult struct {
+	Children []Sandbox `json:"children"`
+	Errors   []string  `json:"errors"`
+}
