@@ -101,4 +101,3 @@ func renderSnapshot(sn sbx.Snapshot) apiv1.Snapshot {
 	}
 	return out
 }
-

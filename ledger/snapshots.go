@@ -158,11 +158,11 @@ func (s *Store) scanSnapshots(rows *sql.Rows) ([]sbx.Snapshot, error) {
 
 func (s *Store) scanSnapshot(row scanner) (sbx.Snapshot, error) {
 	var (
-		sn                             sbx.Snapshot
-		meta, env, handle, token       string
-		purpose, state                 string
-		pausedUS, created, settled     int64
-		ready, deleted                 sql.NullInt64
+		sn                         sbx.Snapshot
+		meta, env, handle, token   string
+		purpose, state             string
+		pausedUS, created, settled int64
+		ready, deleted             sql.NullInt64
 	)
 	err := row.Scan(&sn.ID, &sn.OrgID, &sn.WorkspaceID, &sn.ProjectID, &sn.SourceSandboxID, &sn.Provider, &sn.TemplateID,
 		&sn.TemplateVersion, &sn.Name, &meta, &sn.Memory, &purpose, &state, &sn.SizeBytes, &pausedUS, &sn.Resources.MilliCPU,
