@@ -24,8 +24,8 @@ func NewLoops(m *Manager, store LoopStore) *Loops { return &Loops{m: m, store: s
 // DefaultMeterInterval is how often the meter settles when not told.
 const DefaultMeterInterval = 10 * time.Second
 
-// RunMeter settles every running and paused sandbox each interval until
-// ctx ends. State changes settle on their own, in the ledger.
+// RunMeter settles every running and paused sandbox, and every snapshot's
+// storage, each interval until ctx ends. State changes settle on their own, in the ledger.
 func (l *Loops) RunMeter(ctx context.Context, every time.Duration) {
 	for {
 		l.Meter(ctx)
@@ -52,7 +52,23 @@ func (l *Loops) Meter(ctx context.Context) {
 		return
 	}
 	l.settleAll(ctx, ids, table)
+	l.settleSnapshots(ctx)
 	l.PauseUnfunded(ctx)
+}
+
+// settleSnapshots settles the storage of every snapshot that holds some.
+func (l *Loops) settleSnapshots(ctx context.Context) {
+	snaps, err := l.store.OpenSnapshots(ctx, "")
+	if err != nil {
+		l.logLoop(ctx, "meter: listing snapshots", err)
+		return
+	}
+	now := l.m.clock.Now()
+	for _, sn := range snaps {
+		if _, err := l.store.SettleSnapshot(ctx, sn.ID, now); err != nil {
+			l.logLoop(ctx, "meter: settling a snapshot", err, "snapshot", sn.ID)
+		}
+	}
 }
 
 func (l *Loops) settleAll(ctx context.Context, ids []string, table pricing.Table) {

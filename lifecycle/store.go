@@ -62,8 +62,8 @@ type creditStore interface {
 	Rates(ctx context.Context) (pricing.Table, error)
 }
 
-// LoopStore is what Loops read and write: the meter's billable sandboxes,
-// their settling and the orgs out of credits; the reaper's expired and
+// LoopStore is what Loops read and write: the meter's billable sandboxes
+// and snapshots, their settling and the orgs out of credits; the reaper's expired and
 // idle sandboxes.
 type LoopStore interface {
 	Billable(ctx context.Context) ([]string, error)
@@ -73,6 +73,8 @@ type LoopStore interface {
 	Expired(ctx context.Context, now time.Time) ([]sbx.Sandbox, error)
 	NextExpiry(ctx context.Context) (time.Time, error)
 	IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error)
+	OpenSnapshots(ctx context.Context, provider string) ([]sbx.Snapshot, error)
+	SettleSnapshot(ctx context.Context, id string, now time.Time) (sbx.Settlement, error)
 }
 
 // MemberStore is what Members reads and writes: members and plans, and a

@@ -347,7 +347,7 @@ func (m *Memory) Snapshot(ctx context.Context, h sbx.Handle, id string, memory b
 	} else if err := writeFile(m.snapshotFile(id), r); err != nil {
 		return sbx.SnapshotInfo{}, err
 	}
-	return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: 1 << 20, TemplateVersion: "1"}, nil
+	return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: 1 << 30, TemplateVersion: "1"}, nil
 }
 
 // DeleteSnapshot implements sbx.Snapshotter.
