@@ -21,6 +21,7 @@ func newSandbox(g *globals) *cobra.Command {
 		newSandboxCreate(g), newSandboxList(g), newSandboxGet(g), newSandboxLogs(g), newSandboxMetrics(g), newSandboxUsage(g),
 		newSandboxDelete(g), newSandboxPause(g), newSandboxResume(g), newSandboxConnect(g),
 		newSandboxRefresh(g), newSandboxTimeout(g), newSandboxURL(g), newSandboxSSH(g), newSandboxEgress(g),
+		newSandboxSnapshot(g), newSandboxFork(g),
 	)
 }
 

@@ -20,22 +20,30 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	var image apiv1.Image
 	cmd := &cobra.Command{
 		Use:   "create [TEMPLATE]",
-		Short: "Create a sandbox from a template (or an OCI image) and print it, its ID first",
+		Short: "Create a sandbox from a template (or an OCI image, or a snapshot) and print it, its ID first",
 		Example: "  sbx sandbox create base --timeout 30m --wait --env FOO=bar --metadata purpose=demo\n" +
 			"  sbx sandbox create base --cpu 4 --memory-mb 8192 --disk-mb 20480 --gpu h100:1:50\n" +
 			"  sbx sandbox create base --egress none\n" +
 			"  sbx sandbox create base --egress-allow pypi.org,files.pythonhosted.org --egress-allow 203.0.113.0/24\n" +
-			"  SBX_REGISTRY_PASSWORD=… sbx sandbox create --image ghcr.io/me/app:v2 --registry-username me",
+			"  SBX_REGISTRY_PASSWORD=… sbx sandbox create --image ghcr.io/me/app:v2 --registry-username me\n" +
+			"  sbx sandbox create --snapshot 0b6c…-… --env FOO=mine",
 		Args: argsOptional("TEMPLATE"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
 			template := ""
+			given := 0
+			for _, set := range []bool{len(args) == 1, image.URI != "", o.SnapshotID != ""} {
+				if set {
+					given++
+				}
+			}
 			switch {
-			case len(args) == 1 && image.URI != "":
-				return usagef("give a TEMPLATE or --image, not both")
+			case given > 1:
+				return usagef("give one of a TEMPLATE, --image and --snapshot")
 			case len(args) == 1:
 				template = args[0]
+			case o.SnapshotID != "":
 			case image.URI == "":
-				return usagef("give a TEMPLATE (base, say) or --image")
+				return usagef("give a TEMPLATE (base, say), --image or --snapshot")
 			default:
 				image.Password = os.Getenv("SBX_REGISTRY_PASSWORD")
 				o.Image = &image
@@ -77,5 +85,6 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.StringVar(&o.ProjectID, "project", "", "the ID of the project the sandbox belongs to, one the key reaches (default: the key's)")
 	f.StringVar(&image.URI, "image", "", "start from this OCI image (REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST) in place of a template, pulled and kept by the server")
 	f.StringVar(&image.Username, "registry-username", "", "with --image: the registry's username; its password or token is read from $SBX_REGISTRY_PASSWORD, never a flag")
+	f.StringVar(&o.SnapshotID, "snapshot", "", "start from this snapshot (its ID) in place of a template: the sandbox goes on from its memory, processes and files, with the snapshot's size")
 	return cmd
 }

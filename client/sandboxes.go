@@ -36,6 +36,9 @@ type CreateOptions struct {
 	// Image, when set, is the OCI image to start from, with the
 	// credentials of its pull; give Create no template then.
 	Image *apiv1.Image
+	// SnapshotID, in place of a template, starts the sandbox from a
+	// snapshot (with its sizes: CPU, MemoryMB and DiskMB must be zero).
+	SnapshotID string
 	// IdempotencyKey makes the create safe to retry: the same key with the
 	// same options answers the sandbox the first request made. Create
 	// makes one when it is empty, and retries with it when the connection
@@ -61,7 +64,8 @@ type ListOptions struct {
 	Cursor   string            // next_cursor of the previous page
 }
 
-// Create starts a sandbox from template (or, with "", from opts.Image);
+// Create starts a sandbox from template (or, with "", from opts.Image or
+// opts.SnapshotID);
 // opts may be nil.
 func (c *Client) Create(ctx context.Context, template string, opts *CreateOptions) (*Sandbox, error) {
 	if opts == nil {
@@ -71,6 +75,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
 		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
 		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress, Image: opts.Image, ProjectID: opts.ProjectID,
+		SnapshotID: opts.SnapshotID,
 	}
 	if opts.CPU != 0 {
 		req.CPU = &opts.CPU

@@ -185,3 +185,114 @@ func hasStep(events []apiv1.Event, step string) bool {
 	}
 	return false
 }
+
+// The CLI's snapshot verbs: a snapshot taken, listed, started from, a
+// fork, the snapshot removed.
+func TestSnapshotCLILocal(t *testing.T) {
+	s := localServer(t, false)
+	src := s.create(map[string]any{"waitReady": true, "memoryMB": 256, "diskMB": 1024})
+	s.startCounter(src)
+	out := s.ok("sandbox", "snapshot", src.SandboxID, "--name", "from-cli")
+	id, _, _ := strings.Cut(out, " ")
+	if !strings.Contains(out, " ready, ") {
+		t.Fatalf("sbx sandbox snapshot: %q", out)
+	}
+	if list := s.ok("snapshot", "list"); !strings.Contains(list, id) || !strings.Contains(list, "from-cli") {
+		t.Errorf("sbx snapshot list: %q", list)
+	}
+	created := s.ok("sandbox", "create", "--snapshot", id, "--wait")
+	childID, _, _ := strings.Cut(created, "\n")
+	var child apiv1.Sandbox
+	s.call("GET", "/api/v1/sandboxes/"+childID, nil, http.StatusOK, &child)
+	if child.SnapshotID != id {
+		t.Errorf("the CLI's child: %+v", child)
+	}
+	s.counted(child, 1)
+	if _, errOut, code := s.cli("sandbox", "create", "base", "--snapshot", id); code != 2 || !strings.Contains(errOut, "give one of") {
+		t.Errorf("a template and a snapshot: exit %d, %q", code, errOut)
+	}
+	forked := strings.Fields(s.ok("sandbox", "fork", src.SandboxID, "--count", "2"))
+	if len(forked) != 2 {
+		t.Errorf("sbx sandbox fork: %q", forked)
+	}
+	if got := s.ok("snapshot", "rm", id); !strings.Contains(got, "deleted") {
+		t.Errorf("sbx snapshot rm: %q", got)
+	}
+	if _, errOut, code := s.cli("snapshot", "get", id); code == 0 || !strings.Contains(errOut, "not found") {
+		t.Errorf("sbx snapshot get of a deleted one: exit %d, %q", code, errOut)
+	}
+}
+
+// serve SIGKILLed while it takes a snapshot, and while it forks, then
+// restarted: no snapshot is left creating, no capture or checkpoint
+// directory stays that no ready snapshot owns, no sandbox is left starting
+// or with an operation in progress, and runsc holds exactly the sandboxes
+// the ledger says run or are paused.
+func TestSnapshotAndForkSurviveServeKilled(t *testing.T) {
+	s := localServer(t, false)
+	src := s.create(map[string]any{"waitReady": true, "memoryMB": 512, "diskMB": 1024})
+	s.startCounter(src)
+	s.sh(src, "head -c 300000000 /dev/zero > /tmp/fill") // a checkpoint that takes a while
+
+	for _, op := range []struct{ path, body string }{
+		{"/api/v1/sandboxes/" + src.ID + "/snapshots", `{}`},
+		{"/api/v1/sandboxes/" + src.ID + "/fork", `{"count":3}`},
+	} {
+		req, _ := http.NewRequest("POST", s.url+op.path, strings.NewReader(op.body))
+		req.Header.Set("Authorization", "Bearer "+s.key)
+		req.Header.Set("Content-Type", "application/json")
+		go http.DefaultClient.Do(req) // cut short by the kill
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if dirs, _ := os.ReadDir(filepath.Join(s.dataDir, "snapshots")); len(dirs) > s.readySnapshots() {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		s.restart(serverOpts{bin: sbxBin, args: s.opts.args})
+
+		if dirs, _ := os.ReadDir(filepath.Join(s.dataDir, "snapshots")); len(dirs) != s.readySnapshots() {
+			t.Errorf("after %s: %d snapshot directories, %d ready snapshots", op.path, len(dirs), s.readySnapshots())
+		}
+		running := map[string]bool{}
+		for _, sb := range s.listAll("") {
+			if sb.State == "starting" {
+				t.Errorf("after %s: sandbox %s is still starting", op.path, sb.SandboxID)
+			}
+			if sb.State == "running" || sb.State == "paused" {
+				running[sb.SandboxID] = true
+			}
+		}
+		list, err := s.runsc("list", "--quiet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range strings.Fields(list) {
+			if !running[id] {
+				t.Errorf("after %s: runsc holds %s, which the ledger does not run", op.path, id)
+			}
+			delete(running, id)
+		}
+		if len(running) > 0 {
+			t.Errorf("after %s: the ledger runs %v, which runsc does not hold", op.path, running)
+		}
+		if got := s.get(src.ID); got.State != "running" {
+			t.Fatalf("the source after %s: %s %s", op.path, got.State, got.Diagnostic)
+		}
+		s.counted(src, s.counted(src, 0)+2)
+	}
+}
+
+// readySnapshots counts the server's ready snapshots.
+func (s *server) readySnapshots() int {
+	s.t.Helper()
+	var list apiv1.SnapshotList
+	s.call("GET", "/api/v1/snapshots?limit=1000", nil, http.StatusOK, &list)
+	n := 0
+	for _, sn := range list.Items {
+		if sn.State == "ready" {
+			n++
+		}
+	}
+	return n
+}
