@@ -31,6 +31,7 @@ type Resources struct {
 	Memory        string `json:"memory"`
 	GPU           string `json:"gpu"`
 	PausedStorage string `json:"paused_storage"`
+	Snapshots     string `json:"snapshot_storage" doc:"What snapshots' storage paid (billed per GiB held, under their source sandbox)."`
 }
 
 // Spending is the wallet expenditure breakdown of an org over a time range:

@@ -60,6 +60,7 @@ type Balance struct {
 // Resources splits an amount of micro-credits by what it paid for.
 type Resources struct {
 	CPU, Memory, GPU, Storage int64 // Storage: paused sandboxes' state
+	Snapshots                 int64 // snapshots' storage
 }
 
 // ProjectSpend is what one project's sandboxes paid.
@@ -183,6 +184,7 @@ func Sum(spend []sbx.Spend, projects []sbx.Project) Spending {
 		out.ByResource.Memory += sp.Memory
 		out.ByResource.GPU += sp.GPU
 		out.ByResource.Storage += sp.Storage
+		out.ByResource.Snapshots += sp.Snapshots
 		byProject[sp.ProjectID] += sp.Total
 		out.ByKind[sp.Kind] += sp.Total
 		out.ByProvider[sp.Provider] += sp.Total
