@@ -136,6 +136,7 @@ type Capabilities struct {
 	Fork        bool
 	Snapshots   bool
 	GPU         bool
+	Volumes     bool
 }
 
 // Spec is what the provider is asked to create.
@@ -160,6 +161,9 @@ type Spec struct {
 	// Snapshotter's): restored, with its memory, or booted on its files;
 	// TemplateID is then the snapshot's template.
 	Snapshot *SnapshotSource
+	// Volumes are mounted at their paths (a VolumeProvider's); a restore's
+	// are its snapshot's source's.
+	Volumes []VolumeMount
 }
 
 // ImageSpec is an OCI image a sandbox starts from, with the registry

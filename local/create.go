@@ -129,8 +129,15 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	if from.saved != nil { // the source's process, root and mounts; its image
 		bundle = restoreBundle(*from.saved, bundle)
 		args = []string{"restore", "--detach", "--bundle", p.bundleDir(id), "--image-path", from.image, id}
-	} else if p.agent != "" {
-		withAgent(bundle, p.agent, from.tmpl.StartCmd, from.tmpl.User)
+	} else {
+		vols, err := p.volumeMounts(spec.Volumes)
+		if err != nil {
+			return sbx.Instance{}, err
+		}
+		bundle.Mounts = append(bundle.Mounts, vols...)
+		if p.agent != "" {
+			withAgent(bundle, p.agent, from.tmpl.StartCmd, from.tmpl.User)
+		}
 	}
 	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
 		return sbx.Instance{}, err

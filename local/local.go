@@ -132,6 +132,9 @@ func New(cfg Config) (*Provider, error) {
 	if err := p.adopt(); err != nil {
 		return nil, err
 	}
+	if err := p.mountVolumes(); err != nil {
+		return nil, fmt.Errorf("mounting volumes: %w", err)
+	}
 	if err := p.removeUnusedAgents(); err != nil {
 		return nil, fmt.Errorf("removing old agent binaries: %w", err)
 	}
@@ -168,7 +171,7 @@ func (p *Provider) Name() string { return Name }
 // Capabilities implements sbx.Provider.
 func (p *Provider) Capabilities() sbx.Capabilities {
 	checkpoints := p.engine.hibernate() == nil
-	return sbx.Capabilities{MemoryPause: true, Hibernate: checkpoints, Snapshots: checkpoints, Fork: checkpoints,
+	return sbx.Capabilities{MemoryPause: true, Hibernate: checkpoints, Snapshots: checkpoints, Fork: checkpoints, Volumes: true,
 		GPU: p.engine.shareGPUs() == nil && len(p.cfg.GPUs.Inventory()) > 0}
 }
 
