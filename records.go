@@ -144,3 +144,11 @@ type SnapshotFilter struct {
 	SourceSandboxID string
 	Page
 }
+
+// VolumeFilter picks an org's volumes, a page at a time.
+type VolumeFilter struct {
+	OrgID     string // required
+	ProjectID string
+	MemberID  string // only the volumes of workspaces this user is a member of
+	Page
+}

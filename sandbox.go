@@ -134,9 +134,12 @@ type Sandbox struct {
 	// Egress is the outbound policy the provider enforces (an EgressSetter);
 	// nil where none is: a provider that enforces none, or a row recorded
 	// before sandboxes had policies of their own.
-	Egress      *Egress
-	SnapshotID  string // the snapshot it started from (a fork's too); "" for a template's or an image's
-	ForkedFrom  string // the sandbox it was forked from, if it was
+	Egress     *Egress
+	SnapshotID string // the snapshot it started from (a fork's too); "" for a template's or an image's
+	ForkedFrom string // the sandbox it was forked from, if it was
+	// Volumes are what it mounts, written with its row (the ledger keeps
+	// them apart: a read of the row leaves them empty; SandboxVolumes).
+	Volumes     []VolumeMount
 	Handle      Handle // the provider's recovery handle; empty until created
 	AccessToken string // the agent token, in clear only in memory
 	UpdatedAt   time.Time

@@ -27,11 +27,12 @@ type Volume struct {
 // VolumeState is where a volume is in its life.
 type VolumeState string
 
-// The volume states: ready from its creation, deleted at the end (the row
-// stays).
+// The volume states: ready from its creation, resizing while it grows,
+// deleted at the end (the row stays).
 const (
-	VolumeReady   VolumeState = "ready"
-	VolumeDeleted VolumeState = "deleted"
+	VolumeReady    VolumeState = "ready"
+	VolumeResizing VolumeState = "resizing" // no create mounts it meanwhile
+	VolumeDeleted  VolumeState = "deleted"
 )
 
 // VolumeMount is a volume mounted into a sandbox at Path.

@@ -32,6 +32,14 @@ type CreateSandboxRequest struct {
 	Preview    *Preview          `json:"preview,omitempty"`
 	Ports      []int             `json:"ports,omitempty" doc:"Ports the sandbox serves, listed with their preview URLs in its detail (every port is reachable either way); not 22 or 49983."`
 	Egress     *Egress           `json:"egress,omitempty" doc:"What the sandbox may connect to; default: its template's default policy, else the server's (the internet, or none with serve --deny-egress)."`
+	Volumes    []VolumeMount     `json:"volumes,omitempty" doc:"Volumes of its project to mount (at most 8), each at a directory the template has. One sandbox at a time mounts a volume read-write; any number read-only."`
+}
+
+// VolumeMount is a volume mounted into a sandbox.
+type VolumeMount struct {
+	Name     string `json:"name" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"The volume's name in the sandbox's project."`
+	Path     string `json:"path" doc:"Where it is mounted: an absolute path of a directory the template has, such as /mnt, /srv or /workspace."`
+	ReadOnly bool   `json:"readOnly,omitempty"`
 }
 
 // Image is an OCI image a sandbox starts from. The credentials serve the
@@ -110,6 +118,7 @@ type Sandbox struct {
 	Metadata              map[string]string `json:"metadata"`
 	SnapshotID            string            `json:"snapshotID,omitempty" doc:"The snapshot it started from (a fork's child: the fork's own capture, deleted once the children run)."`
 	ForkedFrom            string            `json:"forkedFrom,omitempty" doc:"The sbx UUID of the sandbox it was forked from; its metadata says so too (sbx.forkOf)."`
+	Volumes               []VolumeMount     `json:"volumes,omitempty" doc:"What it mounts (on detail, create and actions)."`
 	BilledCredits         string            `json:"billed_credits" doc:"Credits already deducted, as a decimal string."`
 	RunningCredits        string            `json:"running_credits" doc:"Credits accrued since the last settlement, as a decimal string."`
 	EstimatedTotalCredits string            `json:"estimated_total_credits" doc:"billed_credits + running_credits, as a decimal string."`

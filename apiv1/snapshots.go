@@ -54,3 +54,36 @@ type ForkResult struct {
 	Children []Sandbox `json:"children"`
 	Errors   []string  `json:"errors"`
 }
+
+// CreateVolumeRequest is the body of POST /api/v1/volumes.
+type CreateVolumeRequest struct {
+	Name      string `json:"name" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"Unique among the project's volumes."`
+	SizeMB    int64  `json:"sizeMB" minimum:"1" doc:"Its cap in MiB: a write past it fails with ENOSPC inside the sandbox."`
+	ProjectID string `json:"projectID,omitempty" doc:"The project it belongs to, one the key reaches; default the key's."`
+}
+
+// ResizeVolumeRequest is the body of POST /api/v1/volumes/{volume}/resize.
+type ResizeVolumeRequest struct {
+	SizeMB int64 `json:"sizeMB" minimum:"1" doc:"The new cap in MiB, more than the current one."`
+}
+
+// Volume is named storage with a size cap in a project, outliving the
+// sandboxes that mount it.
+type Volume struct {
+	ID          string     `json:"id"`
+	Name        string     `json:"name"`
+	SizeMB      int64      `json:"sizeMB"`
+	State       string     `json:"state" enum:"ready,resizing,deleted"`
+	Provider    string     `json:"provider"`
+	OrgID       string     `json:"orgID"`
+	WorkspaceID string     `json:"workspaceID"`
+	ProjectID   string     `json:"projectID"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+}
+
+// VolumeList is a page of volumes.
+type VolumeList struct {
+	Items      []Volume `json:"items"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+}

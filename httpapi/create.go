@@ -20,6 +20,9 @@ func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, string, erro
 	if v := body.Preview; v != nil {
 		ask.Preview = &lifecycle.PreviewAsk{Access: v.Access, Host: v.Host, Wake: v.Wake}
 	}
+	for _, v := range body.Volumes {
+		ask.Volumes = append(ask.Volumes, lifecycle.VolumeAsk{Name: v.Name, Path: v.Path, ReadOnly: v.ReadOnly})
+	}
 	if g := body.GPU; g != nil {
 		ask.GPU = &sbx.GPURequest{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
 	}

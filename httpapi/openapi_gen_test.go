@@ -51,6 +51,7 @@ var (
 	str        = map[string]any{"type": "string"}
 	limitParam = param{"limit", "Page size, 1 to 1000 (default 100).", map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}, false}
 	cursor     = param{"cursor", "The next_cursor of the previous page.", str, false}
+	volumePath = param{"path", "A path in the volume, from its root (default /).", str, false}
 	idemKey    = param{"Idempotency-Key", "A key of the client's (1 to 255 printable characters, such as a UUID) that makes a retry safe: the same key with an equal request within 24 hours, through the same API key, answers what the first request made instead of making more; the same key with another request is a 422.", map[string]any{"type": "string", "minLength": 1, "maxLength": 255}, false}
 	states     = param{"state", "Only sandboxes in these states; repeat the parameter or separate states with commas.", str, true}
 	actionErrs = []int{400, 401, 404, 409, 502, 503, 504} // 504: the sandbox stayed busy while the caller waited
@@ -146,6 +147,24 @@ var operations = map[string]op{
 	"GET /api/v1/snapshots/{snapshot_id}": {id: "getSnapshot", summary: "A snapshot", status: 200, response: apiv1.Snapshot{}, errors: readErrs},
 	"DELETE /api/v1/snapshots/{snapshot_id}": {id: "deleteSnapshot", summary: "Delete a snapshot: its storage is freed and no longer billed; sandboxes started from it go on",
 		status: 200, response: apiv1.Snapshot{}, errors: []int{400, 401, 404, 409, 502, 503}},
+
+	"POST /api/v1/volumes": {id: "createVolume", summary: "Make a volume with a size cap in a project",
+		description: "A volume is an ext4 filesystem of its size on the provider's host: a write past the cap is ENOSPC inside the sandbox. It outlives the sandboxes that mount it (volumes on create) and serve's restarts; " +
+			"one sandbox that is not killed or failed mounts it read-write at a time (a second is a 409 naming the first), any number read-only. A fork or a restore of a snapshot mounts its source's volumes, so a sandbox with a read-write volume is forked only once that volume is free.",
+		body: apiv1.CreateVolumeRequest{}, bodyRequired: true, status: 201, response: apiv1.Volume{}, errors: []int{400, 401, 403, 404, 409, 413, 415, 501, 502, 503}},
+	"GET /api/v1/volumes": {id: "listVolumes", summary: "The volumes the key reaches, newest first",
+		query: []param{limitParam, cursor}, status: 200, response: apiv1.VolumeList{}, errors: []int{400, 401}},
+	"GET /api/v1/volumes/{volume}": {id: "getVolume", summary: "A volume, by ID or by name in the key's project", status: 200, response: apiv1.Volume{}, errors: readErrs},
+	"DELETE /api/v1/volumes/{volume}": {id: "deleteVolume", summary: "Delete a volume and its data; a 409 names the sandboxes that mount it",
+		status: 200, response: apiv1.Volume{}, errors: []int{400, 401, 404, 409, 501, 503}},
+	"POST /api/v1/volumes/{volume}/resize": {id: "resizeVolume", summary: "Grow a volume's cap; a 409 names the sandboxes that mount it",
+		body: apiv1.ResizeVolumeRequest{}, bodyRequired: true, status: 200, response: apiv1.Volume{}, errors: []int{400, 401, 404, 409, 413, 415, 501, 502, 503}},
+	"GET /api/v1/volumes/{volume}/files": {id: "readVolumeFile", summary: "A volume's file, without a sandbox", query: []param{volumePath},
+		status: 200, response: binary{}, responseType: "application/octet-stream", errors: readErrs},
+	"PUT /api/v1/volumes/{volume}/files": {id: "writeVolumeFile", summary: "Write the body to a volume's file, without a sandbox; parents are made", query: []param{volumePath},
+		body: binary{}, bodyType: "application/octet-stream", bodyRequired: true, status: 200, response: apiv1.EntryInfo{}, errors: []int{400, 401, 404, 415, 507}},
+	"GET /api/v1/volumes/{volume}/files/list": {id: "listVolumeFiles", summary: "A volume's directory, without a sandbox", query: []param{volumePath},
+		status: 200, response: apiv1.EntryList{}, errors: readErrs},
 
 	"POST /api/v1/sandboxes/{id}/ssh": {id: "sandboxSSH", summary: "A short-lived token that opens the sandbox through the SSH gateway, and how to connect",
 		description: "The token is the password (or the answer to the gateway's keyboard-interactive question) for ssh -p PORT USER@HOST, where USER is the sandbox's ID: " +

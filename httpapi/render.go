@@ -54,6 +54,9 @@ func (s *Server) sandbox(sb sbx.Sandbox, timeline []sbx.Event) apiv1.Sandbox {
 		out.GPU = &apiv1.GPU{Type: g.Type, Count: g.Count, Fraction: g.Fraction}
 	}
 	out.Egress = renderEgress(sb.Egress)
+	for _, v := range sb.Volumes {
+		out.Volumes = append(out.Volumes, apiv1.VolumeMount{Name: v.Name, Path: v.Path, ReadOnly: v.ReadOnly})
+	}
 	if sb.State == sbx.StateRunning {
 		out.RuntimeURL = s.runtimeURL(sb)
 		out.AccessToken = sb.AccessToken

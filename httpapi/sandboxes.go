@@ -87,9 +87,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// renderSandbox answers a sandbox with its timeline.
+// renderSandbox answers a sandbox with its timeline and volumes.
 func (s *Server) renderSandbox(w http.ResponseWriter, r *http.Request, status int, sb sbx.Sandbox) {
 	timeline, err := s.mgr.Timeline(r.Context(), sb)
+	if err == nil {
+		sb, err = s.mgr.Detail(r.Context(), sb)
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return

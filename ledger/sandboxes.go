@@ -91,6 +91,9 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 			return err
 		}
 	}
+	if err := insertMounts(ctx, tx, sb); err != nil {
+		return err
+	}
 	return insertEvents(ctx, tx, sb.ID, events)
 }
 

@@ -66,6 +66,7 @@ type Ask struct {
 	TemplateID       string
 	Image            *sbx.ImageSpec // in place of TemplateID: an OCI image and its pull's credentials
 	SnapshotID       string         // in place of TemplateID: a snapshot to start from, with its sizes
+	Volumes          []VolumeAsk
 	Kind             string
 	Timeout          *int64 // seconds
 	CPU              *float64
@@ -113,7 +114,7 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	var p sbx.Problems
 	l := m.cfg.Limits
 	req := CreateRequest{TemplateID: a.TemplateID, Image: a.Image, Kind: sbx.Kind(a.Kind), WaitReady: a.WaitReady, AutoPause: a.AutoPause,
-		Env: a.Env, Metadata: a.Metadata, SnapshotID: a.SnapshotID}
+		Env: a.Env, Metadata: a.Metadata, SnapshotID: a.SnapshotID, Volumes: a.Volumes}
 	switch {
 	case a.SnapshotID != "" && (a.Image != nil || a.TemplateID != ""):
 		p.Add("snapshotID", "give one of templateID, image and snapshotID")
@@ -123,6 +124,9 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 		}
 		if a.CPU != nil || a.MemoryMB != nil || a.DiskMB != nil || a.GPU != nil {
 			p.Add("snapshotID", "a sandbox from a snapshot has the snapshot's cpu, memoryMB, diskMB and gpu: give none of them")
+		}
+		if len(a.Volumes) > 0 {
+			p.Add("volumes", "a sandbox from a snapshot mounts its source's volumes: give none")
 		}
 	case a.Image != nil && a.TemplateID != "":
 		p.Add("image", "give templateID or image, not both")
@@ -146,6 +150,7 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 		p.Add("kind", "kind %q must be task, runtime or world", a.Kind)
 	}
 	CheckEnv(&p, "envVars", a.Env)
+	CheckVolumes(&p, "volumes", a.Volumes)
 	CheckMetadata(&p, "metadata", a.Metadata)
 	if a.SnapshotID == "" { // else the snapshot's (fromSnapshot)
 		req.Resources.MilliCPU = l.MilliCPU(&p, "cpu", valueOr(a.CPU, l.DefaultCPU))

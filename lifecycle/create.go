@@ -33,6 +33,9 @@ type CreateRequest struct {
 	// SnapshotID, in place of TemplateID, is a snapshot to start from
 	// (snapshots.go): restored with its memory, or booted on its files.
 	SnapshotID string
+	// Volumes are mounted at their paths (volumes.go); a sandbox from a
+	// snapshot mounts its source's instead.
+	Volumes []VolumeAsk
 
 	snapshot *sbx.Snapshot // a fork's capture, which the fork names itself
 	forkOf   string        // the sandbox a fork's child is forked from
@@ -175,6 +178,15 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if egress != nil {
 		spec.Egress = *egress
 	}
+	if sn != nil {
+		sb.Volumes, err = m.store.SandboxVolumes(ctx, sn.SourceSandboxID)
+	} else {
+		sb.Volumes, err = m.mounts(ctx, c, p, sb.TemplateID, req.Volumes)
+	}
+	if err != nil {
+		return sbx.Sandbox{}, err
+	}
+	spec.Volumes = sb.Volumes
 	if sn != nil {
 		spec.Snapshot = &sbx.SnapshotSource{ID: sn.ID, Handle: sn.Handle, Memory: sn.Memory}
 	}

@@ -188,6 +188,13 @@ func (m *Manager) Timeline(ctx context.Context, sb sbx.Sandbox) ([]sbx.Event, er
 	return m.store.Events(ctx, sb.ID)
 }
 
+// Detail is a sandbox with what its row leaves out: its volumes.
+func (m *Manager) Detail(ctx context.Context, sb sbx.Sandbox) (sbx.Sandbox, error) {
+	var err error
+	sb.Volumes, err = m.store.SandboxVolumes(ctx, sb.ID)
+	return sb, err
+}
+
 // List returns a page of the caller's sandboxes.
 func (m *Manager) List(ctx context.Context, c sbx.Caller, f ledger.Filter) ([]sbx.Sandbox, string, error) {
 	f.OrgID = c.Org.ID

@@ -58,7 +58,10 @@ func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
 			return fmt.Errorf("destroying orphan %s: %w", in.ProviderSandboxID, err)
 		}
 	}
-	return m.reconcileSnapshots(ctx, p)
+	if err := m.reconcileSnapshots(ctx, p); err != nil {
+		return err
+	}
+	return m.reconcileVolumes(ctx, p)
 }
 
 // settleRow decides one open row given whether the provider still holds it.

@@ -244,6 +244,15 @@ func (m *Manager) Fork(ctx context.Context, c sbx.Caller, ref string, count int)
 	if parent.State != sbx.StateRunning {
 		return ForkResult{}, sbx.Errorf(sbx.EConflict, "cannot fork sandbox %s: it is %s; resume it first", parent.ProviderSandboxID, parent.State)
 	}
+	vols, err := m.store.SandboxVolumes(ctx, parent.ID)
+	if err != nil {
+		return ForkResult{}, err
+	}
+	for _, v := range vols {
+		if !v.ReadOnly { // its children would mount it too
+			return ForkResult{}, sbx.Errorf(sbx.EConflict, "cannot fork sandbox %s: it has volume %s mounted read-write, which one sandbox at a time does; fork one that mounts it readOnly", parent.ProviderSandboxID, v.Name)
+		}
+	}
 	if err := m.checkFunded(ctx, parent.OrgID, "fork sandbox "+parent.ProviderSandboxID); err != nil {
 		return ForkResult{}, err
 	}

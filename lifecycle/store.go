@@ -15,6 +15,7 @@ import (
 type Store interface {
 	sandboxStore
 	snapshotStore
+	volumeStore
 	creditStore
 	usageStore
 	// a member's key reaches the sandboxes of its workspaces (Get)

@@ -27,12 +27,14 @@ const MemoryName = "memory"
 // enforces nothing: its compute has no network at all. It is an
 // sbx.Snapshotter whose snapshots are copies of a record (in
 // <StateDir>/snapshots with a state directory), each restored as a new
-// record whose log says so.
+// record whose log says so; an sbx.VolumeProvider whose volumes are
+// directories, uncapped.
 type Memory struct {
 	opts    MemoryOptions
 	mu      sync.Mutex
 	mem     map[string]*record // without a state directory
 	snaps   map[string]*record // without a state directory: snapshots by sbx UUID
+	volDir  string             // volumes: a directory each (<StateDir>/volumes, or one of its own)
 	watcher func(sbx.Died)     // set while Watch runs
 }
 
@@ -66,7 +68,7 @@ func (m *Memory) Name() string { return MemoryName }
 
 // Capabilities implements sbx.Provider.
 func (m *Memory) Capabilities() sbx.Capabilities {
-	return sbx.Capabilities{MemoryPause: true, Hibernate: true, Snapshots: true, Fork: true}
+	return sbx.Capabilities{MemoryPause: true, Hibernate: true, Snapshots: true, Fork: true, Volumes: true}
 }
 
 // Create implements sbx.Provider.
@@ -411,4 +413,55 @@ func writeFile(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o600)
+}
+
+// CreateVolume implements sbx.VolumeProvider: a directory.
+func (m *Memory) CreateVolume(ctx context.Context, id string, sizeMB int64) error {
+	return os.MkdirAll(m.volume(id), 0o700)
+}
+
+// ResizeVolume implements sbx.VolumeProvider.
+func (m *Memory) ResizeVolume(ctx context.Context, id string, sizeMB int64) error {
+	_, err := os.Stat(m.volume(id))
+	return err
+}
+
+// DeleteVolume implements sbx.VolumeProvider.
+func (m *Memory) DeleteVolume(ctx context.Context, id string) error { return os.RemoveAll(m.volume(id)) }
+
+// Volumes implements sbx.VolumeProvider.
+func (m *Memory) Volumes(ctx context.Context) ([]string, error) {
+	entries, err := os.ReadDir(m.volume(""))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	var ids []string
+	for _, e := range entries {
+		ids = append(ids, e.Name())
+	}
+	return ids, err
+}
+
+// VolumeRoot implements sbx.VolumeProvider.
+func (m *Memory) VolumeRoot(ctx context.Context, id string) (*os.Root, error) { return os.OpenRoot(m.volume(id)) }
+
+// CheckMount implements sbx.VolumeProvider: any path but /proc's.
+func (m *Memory) CheckMount(ctx context.Context, template, path string) error {
+	if strings.HasPrefix(path, "/proc") {
+		return sbx.Invalid("volumes", "a volume cannot be mounted at %s", path)
+	}
+	return nil
+}
+
+// volume is the directory of volume id ("" : of them all).
+func (m *Memory) volume(id string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.volDir == "" {
+		m.volDir = filepath.Join(m.opts.StateDir, "volumes")
+		if m.opts.StateDir == "" {
+			m.volDir, _ = os.MkdirTemp("", "sbx-memory-volumes-")
+		}
+	}
+	return filepath.Join(m.volDir, id)
 }

@@ -16,7 +16,7 @@ CREATE TABLE snapshots (
     template_version  TEXT NOT NULL DEFAULT '',
     name              TEXT NOT NULL DEFAULT '',
     metadata          TEXT NOT NULL DEFAULT '{}',
-    memory            INTEGER NOT NULL,
+    memory            BOOLEAN NOT NULL,
     purpose           TEXT NOT NULL DEFAULT '',
     state             TEXT NOT NULL,
     size_bytes        BIGINT NOT NULL DEFAULT 0,

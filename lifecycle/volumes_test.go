@@ -1,0 +1,67 @@
+package lifecycle_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/lifecycle"
+)
+
+// One sandbox at a time mounts a volume read-write, any number read-only;
+// a volume that sandboxes mount is neither deleted nor resized (409s
+// naming them) until they end; a fork of a sandbox that holds a volume
+// read-write is refused while it does; names are unique in a project.
+func TestVolumeRules(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	v, err := e.m.CreateVolume(ctx, e.caller, "data", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.m.CreateVolume(ctx, e.caller, "data", 64)
+	wantCode(t, err, sbx.EConflict, "already exists")
+	_, err = e.m.CreateVolume(ctx, e.caller, "Bad Name", 64)
+	wantCode(t, err, sbx.EInvalid, "not a volume's name")
+
+	writer := e.create(lifecycle.CreateRequest{Volumes: []lifecycle.VolumeAsk{{Name: "data", Path: "/mnt"}}})
+	_, err = e.m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", Volumes: []lifecycle.VolumeAsk{{Name: "data", Path: "/mnt"}}})
+	wantCode(t, err, sbx.EConflict, "mounted read-write by sandbox "+writer.ProviderSandboxID)
+	reader := e.create(lifecycle.CreateRequest{Volumes: []lifecycle.VolumeAsk{{Name: "data", Path: "/srv", ReadOnly: true}}})
+	if got, err := e.m.Detail(ctx, reader); err != nil || len(got.Volumes) != 1 || !got.Volumes[0].ReadOnly || got.Volumes[0].VolumeID != v.ID {
+		t.Fatalf("the reader's volumes: %+v, %v", got.Volumes, err)
+	}
+	_, err = e.m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", Volumes: []lifecycle.VolumeAsk{{Name: "nope", Path: "/mnt"}}})
+	wantCode(t, err, sbx.ENotFound, "volume nope not found")
+
+	_, err = e.m.DeleteVolume(ctx, e.caller, "data")
+	wantCode(t, err, sbx.EConflict, writer.ProviderSandboxID)
+	_, err = e.m.ResizeVolume(ctx, e.caller, "data", 128)
+	wantCode(t, err, sbx.EConflict, reader.ProviderSandboxID)
+	_, err = e.m.Fork(ctx, e.caller, writer.ID, 1)
+	wantCode(t, err, sbx.EConflict, "mounted read-write")
+
+	for _, sb := range []sbx.Sandbox{writer, reader} {
+		if _, err := e.m.Kill(ctx, e.caller, sb.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, err = e.m.ResizeVolume(ctx, e.caller, "data", 128); err != nil || v.SizeMB != 128 || v.State != sbx.VolumeReady {
+		t.Fatalf("resize: %+v, %v", v, err)
+	}
+	_, err = e.m.ResizeVolume(ctx, e.caller, "data", 64)
+	wantCode(t, err, sbx.EInvalid, "a volume grows")
+	next := e.create(lifecycle.CreateRequest{Volumes: []lifecycle.VolumeAsk{{Name: "data", Path: "/mnt"}}})
+	if _, err := e.m.Kill(ctx, e.caller, next.ID); err != nil {
+		t.Fatal(err)
+	}
+	if v, err = e.m.DeleteVolume(ctx, e.caller, v.ID); err != nil || v.State != sbx.VolumeDeleted {
+		t.Fatalf("delete: %+v, %v", v, err)
+	}
+	if ids, _ := e.prov.Volumes(ctx); len(ids) != 0 {
+		t.Errorf("the provider still holds %v", ids)
+	}
+	if _, err := e.m.CreateVolume(ctx, e.caller, "data", 64); err != nil {
+		t.Errorf("a deleted volume's name is free again: %v", err)
+	}
+}
