@@ -135,3 +135,19 @@ func egressText(e *apiv1.Egress) string {
 	}
 	return s
 }
+
+// volumesValue is a repeatable NAME:PATH[:ro] flag.
+type volumesValue struct{ v *[]apiv1.VolumeMount }
+
+func (v volumesValue) Set(s string) error {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" || (len(parts) == 3 && parts[2] != "ro") {
+		return fmt.Errorf("%q is not NAME:PATH or NAME:PATH:ro", s)
+	}
+	*v.v = append(*v.v, apiv1.VolumeMount{Name: parts[0], Path: parts[1], ReadOnly: len(parts) == 3})
+	return nil
+}
+
+func (v volumesValue) String() string { return "" }
+
+func (v volumesValue) Type() string { return "NAME:PATH[:ro]" }

@@ -39,6 +39,8 @@ type CreateOptions struct {
 	// SnapshotID, in place of a template, starts the sandbox from a
 	// snapshot (with its sizes: CPU, MemoryMB and DiskMB must be zero).
 	SnapshotID string
+	// Volumes of its project to mount.
+	Volumes []apiv1.VolumeMount
 	// IdempotencyKey makes the create safe to retry: the same key with the
 	// same options answers the sandbox the first request made. Create
 	// makes one when it is empty, and retries with it when the connection
@@ -75,7 +77,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
 		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
 		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress, Image: opts.Image, ProjectID: opts.ProjectID,
-		SnapshotID: opts.SnapshotID,
+		SnapshotID: opts.SnapshotID, Volumes: opts.Volumes,
 	}
 	if opts.CPU != 0 {
 		req.CPU = &opts.CPU

@@ -427,7 +427,9 @@ func (m *Memory) ResizeVolume(ctx context.Context, id string, sizeMB int64) erro
 }
 
 // DeleteVolume implements sbx.VolumeProvider.
-func (m *Memory) DeleteVolume(ctx context.Context, id string) error { return os.RemoveAll(m.volume(id)) }
+func (m *Memory) DeleteVolume(ctx context.Context, id string) error {
+	return os.RemoveAll(m.volume(id))
+}
 
 // Volumes implements sbx.VolumeProvider.
 func (m *Memory) Volumes(ctx context.Context) ([]string, error) {
@@ -443,7 +445,9 @@ func (m *Memory) Volumes(ctx context.Context) ([]string, error) {
 }
 
 // VolumeRoot implements sbx.VolumeProvider.
-func (m *Memory) VolumeRoot(ctx context.Context, id string) (*os.Root, error) { return os.OpenRoot(m.volume(id)) }
+func (m *Memory) VolumeRoot(ctx context.Context, id string) (*os.Root, error) {
+	return os.OpenRoot(m.volume(id))
+}
 
 // CheckMount implements sbx.VolumeProvider: any path but /proc's.
 func (m *Memory) CheckMount(ctx context.Context, template, path string) error {
