@@ -24,6 +24,7 @@ const (
 	ENotFound         Code = "not_found"              // no such thing visible to the caller: 404
 	ENoStorage        Code = "insufficient_storage"   // the host's disk has no room for it: 507
 	EKeyReused        Code = "idempotency_key_reused" // an Idempotency-Key sent again with another request: 422
+	ENoWarmSandbox    Code = "warm_pool_unavailable"  // a create that requires its template's warm pool found no member ready: 503
 	EConflict         Code = "conflict"               // the current state forbids it: 409
 	EUnsupported      Code = "not_supported"          // the provider cannot do it: 501
 	EProvider         Code = "provider_error"         // the provider failed the operation: 502

@@ -137,6 +137,7 @@ type Sandbox struct {
 	Egress     *Egress
 	SnapshotID string // the snapshot it started from (a fork's too); "" for a template's or an image's
 	ForkedFrom string // the sandbox it was forked from, if it was
+	Pool       string // the template whose warm pool it waits in; "" once checked out, or never a member
 	// Volumes are what it mounts, written with its row (the ledger keeps
 	// them apart: a read of the row leaves them empty; SandboxVolumes).
 	Volumes     []VolumeMount

@@ -87,3 +87,31 @@ type VolumeList struct {
 	Items      []Volume `json:"items"`
 	NextCursor string   `json:"next_cursor,omitempty"`
 }
+
+// SetWarmPoolRequest is the body of PUT /api/v1/admin/template-warm-pools/{template}.
+type SetWarmPoolRequest struct {
+	MinReady int      `json:"min_ready" minimum:"0" doc:"Sandboxes kept ready: the refill starts members until this many are ready or starting."`
+	MaxReady int      `json:"max_ready" minimum:"1" maximum:"1000" doc:"The most members the pool holds, at least min_ready."`
+	CPU      *float64 `json:"cpu,omitempty" minimum:"0.001" doc:"The members' vCPU (default the server's); a create asking another size goes cold."`
+	MemoryMB *int64   `json:"memoryMB,omitempty" minimum:"64"`
+	DiskMB   *int64   `json:"diskMB,omitempty" minimum:"1"`
+}
+
+// WarmPool is a template's warm pool and what it holds now.
+type WarmPool struct {
+	Template  string    `json:"template"`
+	MinReady  int       `json:"min_ready"`
+	MaxReady  int       `json:"max_ready"`
+	CPU       float64   `json:"cpu"`
+	MemoryMB  int64     `json:"memoryMB"`
+	DiskMB    int64     `json:"diskMB"`
+	Ready     int       `json:"ready" doc:"Members running and idle, which a checkout takes."`
+	Starting  int       `json:"starting"`
+	ProjectID string    `json:"projectID" doc:"The project its members belong to, and are billed to, while they wait."`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// WarmPoolList is every warm pool.
+type WarmPoolList struct {
+	Items []WarmPool `json:"items"`
+}

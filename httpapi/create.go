@@ -14,7 +14,7 @@ func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, string, erro
 	if err := decodeStrict(data, &body); err != nil {
 		return lifecycle.CreateRequest{}, "", err
 	}
-	ask := lifecycle.Ask{TemplateID: body.TemplateID, Image: imageOf(body.Image), SnapshotID: body.SnapshotID, Kind: body.Kind, Timeout: body.Timeout, CPU: body.CPU,
+	ask := lifecycle.Ask{TemplateID: body.TemplateID, Image: imageOf(body.Image), SnapshotID: body.SnapshotID, WarmPool: body.WarmPool, Kind: body.Kind, Timeout: body.Timeout, CPU: body.CPU,
 		MemoryMB: body.MemoryMB, DiskMB: body.DiskMB, Env: body.EnvVars, Metadata: body.Metadata,
 		WaitReady: body.WaitReady, AutoPause: body.AutoPause, Ports: body.Ports, Egress: egressOf(body.Egress)}
 	if v := body.Preview; v != nil {

@@ -26,6 +26,7 @@ var statuses = map[sbx.Code]int{
 	sbx.ENotFound:         http.StatusNotFound,
 	sbx.ENoStorage:        http.StatusInsufficientStorage,
 	sbx.EKeyReused:        http.StatusUnprocessableEntity,
+	sbx.ENoWarmSandbox:    http.StatusServiceUnavailable,
 	sbx.EConflict:         http.StatusConflict,
 	sbx.EUnsupported:      http.StatusNotImplemented,
 	sbx.EProvider:         http.StatusBadGateway,

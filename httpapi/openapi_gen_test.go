@@ -148,6 +148,15 @@ var operations = map[string]op{
 	"DELETE /api/v1/snapshots/{snapshot_id}": {id: "deleteSnapshot", summary: "Delete a snapshot: its storage is freed and no longer billed; sandboxes started from it go on",
 		status: 200, response: apiv1.Snapshot{}, errors: []int{400, 401, 404, 409, 502, 503}},
 
+	"GET /api/v1/admin/template-warm-pools": {id: "listWarmPools", summary: "Every template's warm pool and what it holds (the operator's)",
+		status: 200, response: apiv1.WarmPoolList{}, errors: []int{401, 403}},
+	"PUT /api/v1/admin/template-warm-pools/{template}": {id: "setWarmPool", summary: "Keep sandboxes of a template ready for creates to check out (the operator's)",
+		description: "The serve that runs the meter starts members until min_ready are ready or starting (within max_ready, the host's room and the owner's plan), at once and every 10 s. " +
+			"Members are sandboxes of the operator key's project, billed to it at the running rate while they wait. A create of the template (warmPool prefer or require) whose size matches checks one out: " +
+			"it becomes the caller's, with its own token, env, metadata, timeout and egress policy, in the time of a ledger write and a call to its agent, and is never returned to the pool.",
+		body: apiv1.SetWarmPoolRequest{}, bodyRequired: true, status: 200, response: apiv1.WarmPool{}, errors: []int{400, 401, 403, 404, 413, 415, 503}},
+	"DELETE /api/v1/admin/template-warm-pools/{template}": {id: "deleteWarmPool", summary: "Delete a template's warm pool and kill its waiting members (the operator's)",
+		status: 204, errors: []int{400, 401, 403, 404}},
 	"POST /api/v1/volumes": {id: "createVolume", summary: "Make a volume with a size cap in a project",
 		description: "A volume is an ext4 filesystem of its size on the provider's host: a write past the cap is ENOSPC inside the sandbox. It outlives the sandboxes that mount it (volumes on create) and serve's restarts; " +
 			"one sandbox that is not killed or failed mounts it read-write at a time (a second is a 409 naming the first), any number read-only. A fork or a restore of a snapshot mounts its source's volumes, so a sandbox with a read-write volume is forked only once that volume is free.",

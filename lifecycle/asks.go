@@ -67,6 +67,7 @@ type Ask struct {
 	Image            *sbx.ImageSpec // in place of TemplateID: an OCI image and its pull's credentials
 	SnapshotID       string         // in place of TemplateID: a snapshot to start from, with its sizes
 	Volumes          []VolumeAsk
+	WarmPool         string // prefer (""), require or bypass
 	Kind             string
 	Timeout          *int64 // seconds
 	CPU              *float64
@@ -151,6 +152,12 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	}
 	CheckEnv(&p, "envVars", a.Env)
 	CheckVolumes(&p, "volumes", a.Volumes)
+	switch mode := sbx.PoolMode(a.WarmPool); mode {
+	case "", sbx.PoolPrefer, sbx.PoolRequire, sbx.PoolBypass:
+		req.PoolMode = mode
+	default:
+		p.Add("warmPool", "warmPool %q must be prefer, require or bypass", a.WarmPool)
+	}
 	CheckMetadata(&p, "metadata", a.Metadata)
 	if a.SnapshotID == "" { // else the snapshot's (fromSnapshot)
 		req.Resources.MilliCPU = l.MilliCPU(&p, "cpu", valueOr(a.CPU, l.DefaultCPU))

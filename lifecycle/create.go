@@ -37,7 +37,12 @@ type CreateRequest struct {
 	// snapshot mounts its source's instead.
 	Volumes []VolumeAsk
 
+	// PoolMode is how the create uses its template's warm pool (pools.go);
+	// "" is prefer.
+	PoolMode sbx.PoolMode
+
 	snapshot *sbx.Snapshot // a fork's capture, which the fork names itself
+	pool     string        // the template whose warm pool the new sandbox is a member of
 	forkOf   string        // the sandbox a fork's child is forked from
 	envNames []string      // a fork's child's env, its parent's, which it holds
 }
@@ -154,6 +159,10 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if req.Ports == nil {
 		req.Ports = defaults.Ports
 	}
+	warm, coldWhy, err := m.fromPool(ctx, c, p, req, egress)
+	if err != nil || warm.ID != "" {
+		return warm, err
+	}
 	now := m.clock.Now()
 	names := make([]string, 0, len(req.Env))
 	for k := range req.Env {
@@ -166,7 +175,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		State: creation.From, Intent: creation.Intent, CreatedAt: now, UpdatedAt: now,
 		Timeout: req.Timeout, AutoPause: req.AutoPause, Preview: req.Preview, Ports: req.Ports, Resources: req.Resources,
 		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now, Egress: egress,
-		SnapshotID: req.SnapshotID, ForkedFrom: req.forkOf,
+		SnapshotID: req.SnapshotID, ForkedFrom: req.forkOf, Pool: req.pool,
 	}
 	if req.forkOf != "" {
 		sb.EnvVarNames = req.envNames
@@ -203,6 +212,9 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		from = "snapshot " + sn.ID
 	case req.Image != nil:
 		from = "image " + sb.TemplateID
+	}
+	if coldWhy != "" {
+		from += "; cold, not from the warm pool: " + coldWhy
 	}
 	creating := m.event(creation.Begin, fmt.Sprintf("provider %s, %s", p.Name(), from))
 	if req.RuntimeID != "" {

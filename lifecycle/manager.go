@@ -53,6 +53,7 @@ type Manager struct {
 	creating map[string]chan struct{} // closed when the create settles
 	wg       sync.WaitGroup           // background creates, and kills of abandoned ones
 	wake     chan struct{}            // tells the reaper an expiry changed
+	poolWake chan struct{}            // tells the pools' refill a member was checked out or a pool changed
 	streams  streams                  // requests in flight to agents (streams.go)
 
 	pricesMu sync.Mutex
@@ -81,7 +82,7 @@ func New(store Store, providers []sbx.Provider, cfg Config, clock sbx.Clock, log
 	m := &Manager{
 		store: store, providers: map[string]sbx.Provider{}, missing: map[string]string{},
 		cfg: cfg, clock: clock, log: log,
-		creating: map[string]chan struct{}{}, wake: make(chan struct{}, 1),
+		creating: map[string]chan struct{}{}, wake: make(chan struct{}, 1), poolWake: make(chan struct{}, 1),
 	}
 	for _, p := range providers {
 		m.providers[p.Name()] = p

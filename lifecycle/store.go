@@ -16,6 +16,7 @@ type Store interface {
 	sandboxStore
 	snapshotStore
 	volumeStore
+	poolStore
 	creditStore
 	usageStore
 	// a member's key reaches the sandboxes of its workspaces (Get)

@@ -211,15 +211,16 @@ func Run(ctx context.Context, cfg Config) error {
 		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint, UI: console}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
-	background := lifecycle.NewLoops(mgr, store) // the meter and the reaper, while this serve leads
+	background := lifecycle.NewLoops(mgr, store) // the meter, the reaper and the pools' refill, while this serve leads
 	loops, stopLoops := context.WithCancel(context.Background())
 	led, watched := make(chan struct{}), make(chan struct{})
 	go func() {
 		store.Lead(loops, loopsLock, 2*time.Second, func(ctx context.Context) {
-			log.Info("running the meter and the reaper")
+			log.Info("running the meter, the reaper and the warm pools' refill")
 			var wg sync.WaitGroup
 			wg.Go(func() { background.RunReaper(ctx) })
 			wg.Go(func() { background.RunMeter(ctx, cfg.MeterInterval) })
+			wg.Go(func() { background.RunPools(ctx, 10*time.Second) })
 			wg.Wait()
 		})
 		close(led)
