@@ -302,7 +302,7 @@ type EndpointStatus struct {
 // Error is the error envelope of every 4xx and 5xx answer.
 type Error struct {
 	Code   int          `json:"code"`
-	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,method_not_allowed,conflict,idempotency_key_reused,too_large,unsupported_media_type,insufficient_storage,not_supported,provider_error,unavailable,timeout,internal"`
+	Type   string       `json:"type" enum:"invalid,unauthorized,forbidden,kyc_required,plan_limit_exceeded,insufficient_credits,not_found,method_not_allowed,conflict,idempotency_key_reused,too_large,unsupported_media_type,insufficient_storage,not_supported,provider_error,unavailable,warm_pool_unavailable,timeout,internal"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
 }

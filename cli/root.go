@@ -82,7 +82,7 @@ func newRoot(opts Options) *cobra.Command {
 	pf.StringVar(&g.url, "url", "", "API URL (default $SBX_URL or http://127.0.0.1:7070)")
 	pf.BoolVar(&g.json, "json", false, "print JSON instead of tables")
 	root.AddCommand(newServe(g))
-	root.AddCommand(newSandbox(g), newSnapshot(g), newVolume(g))
+	root.AddCommand(newSandbox(g), newSnapshot(g), newVolume(g), newPool(g))
 	root.AddCommand(newCredits(g))
 	root.AddCommand(newTemplate(g))
 	root.AddCommand(newBench(g))

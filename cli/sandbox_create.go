@@ -85,6 +85,7 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.StringVar(&o.ProjectID, "project", "", "the ID of the project the sandbox belongs to, one the key reaches (default: the key's)")
 	f.StringVar(&image.URI, "image", "", "start from this OCI image (REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST) in place of a template, pulled and kept by the server")
 	f.StringVar(&image.Username, "registry-username", "", "with --image: the registry's username; its password or token is read from $SBX_REGISTRY_PASSWORD, never a flag")
+	f.StringVar(&o.WarmPool, "warm-pool", "", "how to use the template's warm pool: prefer (default), require or bypass")
 	f.Var(volumesValue{&o.Volumes}, "volume", "mount a volume of the project: NAME:PATH, or NAME:PATH:ro read-only (repeatable)")
 	f.StringVar(&o.SnapshotID, "snapshot", "", "start from this snapshot (its ID) in place of a template: the sandbox goes on from its memory, processes and files, with the snapshot's size")
 	return cmd

@@ -41,6 +41,9 @@ type CreateOptions struct {
 	SnapshotID string
 	// Volumes of its project to mount.
 	Volumes []apiv1.VolumeMount
+	// WarmPool is how the create uses the template's warm pool: prefer
+	// (""), require or bypass.
+	WarmPool string
 	// IdempotencyKey makes the create safe to retry: the same key with the
 	// same options answers the sandbox the first request made. Create
 	// makes one when it is empty, and retries with it when the connection
@@ -77,7 +80,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
 		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
 		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress, Image: opts.Image, ProjectID: opts.ProjectID,
-		SnapshotID: opts.SnapshotID, Volumes: opts.Volumes,
+		SnapshotID: opts.SnapshotID, Volumes: opts.Volumes, WarmPool: opts.WarmPool,
 	}
 	if opts.CPU != 0 {
 		req.CPU = &opts.CPU
