@@ -314,8 +314,9 @@ type EgressSetter interface {
 // a create that names an egress policy or ports of its own does not get
 // the template's.
 type TemplateDefaults struct {
-	Egress *Egress // the default egress policy; nil: none (the server's)
-	Ports  []int   // the ports its sandboxes serve, listed with their preview URLs
+	Egress  *Egress // the default egress policy; nil: none (the server's)
+	Ports   []int   // the ports its sandboxes serve, listed with their preview URLs
+	Version string  // the version a create starts from now (a ready snapshot of another is stale)
 }
 
 // TemplateDefaulter is implemented by providers whose templates carry

@@ -58,12 +58,17 @@ const (
 // SnapshotPurpose says who a snapshot is for.
 type SnapshotPurpose string
 
-// The purposes: a user's snapshot, listed and kept until deleted, or the
+// The purposes: a user's snapshot, listed and kept until deleted; the
 // capture a fork restores its children from, deleted by the fork once they
-// run (and by reconcile when a restart interrupted it).
+// run (and by reconcile when a restart interrupted it); a template's ready
+// snapshot.
 const (
 	PurposeUser SnapshotPurpose = ""
 	PurposeFork SnapshotPurpose = "fork"
+	// PurposeTemplate is a template's ready snapshot (the operator's):
+	// creates of the template restore it instead of booting, while its
+	// version is the template's current one.
+	PurposeTemplate SnapshotPurpose = "template"
 )
 
 // Snapshotter is implemented by providers that capture sandboxes as

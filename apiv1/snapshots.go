@@ -115,3 +115,21 @@ type WarmPool struct {
 type WarmPoolList struct {
 	Items []WarmPool `json:"items"`
 }
+
+// ReadyTemplate is where a template's ready snapshot stands.
+type ReadyTemplate struct {
+	Template   string    `json:"template"`
+	State      string    `json:"state" enum:"preparing,ready,failed,none" doc:"preparing: a sandbox boots and is waited for (in this serve); ready: creates of its size restore snapshot; failed: the last preparation's diagnostic (in this serve); none."`
+	Snapshot   *Snapshot `json:"snapshot,omitempty"`
+	Diagnostic string    `json:"diagnostic,omitempty"`
+}
+
+// PrepareTemplateRequest is the body of PUT /api/v1/admin/templates/{template}/ready.
+type PrepareTemplateRequest struct {
+	Command  string   `json:"command,omitempty" doc:"Ready when this command (sh -c, as root) exits 0; or give port."`
+	Port     int      `json:"port,omitempty" minimum:"1" maximum:"65535" doc:"Ready when something listens on this TCP port inside the sandbox."`
+	Timeout  *int64   `json:"timeout,omitempty" minimum:"1" maximum:"1800" doc:"Seconds to wait for the check to pass; default 120."`
+	CPU      *float64 `json:"cpu,omitempty" minimum:"0.001" doc:"The size of the sandboxes that restore it (default the server's); a create asking another boots."`
+	MemoryMB *int64   `json:"memoryMB,omitempty" minimum:"64"`
+	DiskMB   *int64   `json:"diskMB,omitempty" minimum:"1"`
+}

@@ -157,6 +157,15 @@ var operations = map[string]op{
 		body: apiv1.SetWarmPoolRequest{}, bodyRequired: true, status: 200, response: apiv1.WarmPool{}, errors: []int{400, 401, 403, 404, 413, 415, 503}},
 	"DELETE /api/v1/admin/template-warm-pools/{template}": {id: "deleteWarmPool", summary: "Delete a template's warm pool and kill its waiting members (the operator's)",
 		status: 204, errors: []int{400, 401, 403, 404}},
+	"PUT /api/v1/admin/templates/{template}/ready": {id: "prepareTemplate", summary: "Give a template a ready snapshot: its creates restore a started sandbox instead of booting (the operator's)",
+		description: "A sandbox of the template boots (its start command started by the agent), the readiness check runs every 200 ms until it passes (command exits 0, or something listens on port), and the sandbox is captured with its memory and processes. " +
+			"From then on a create of the template of that size (without volumes, GPU or image) restores the capture, with its own ID, token and env, while the template's version is the one captured; its timeline says so. " +
+			"The template's earlier ready snapshots are deleted. The preparation runs in the background: the answer (202, preparing) comes at once, and GET follows it (a 409 while one is under way).",
+		body: apiv1.PrepareTemplateRequest{}, bodyRequired: true, status: 202, response: apiv1.ReadyTemplate{}, errors: []int{400, 401, 403, 404, 409, 413, 415, 501, 503}},
+	"GET /api/v1/admin/templates/{template}/ready": {id: "readyTemplate", summary: "Where a template's ready snapshot stands (the operator's)",
+		status: 200, response: apiv1.ReadyTemplate{}, errors: []int{400, 401, 403}},
+	"DELETE /api/v1/admin/templates/{template}/ready": {id: "dropReadyTemplate", summary: "Delete a template's ready snapshot: its creates boot again (the operator's)",
+		status: 204, errors: []int{400, 401, 403, 404}},
 	"POST /api/v1/volumes": {id: "createVolume", summary: "Make a volume with a size cap in a project",
 		description: "A volume is an ext4 filesystem of its size on the provider's host: a write past the cap is ENOSPC inside the sandbox. It outlives the sandboxes that mount it (volumes on create) and serve's restarts; " +
 			"one sandbox that is not killed or failed mounts it read-write at a time (a second is a 409 naming the first), any number read-only. A fork or a restore of a snapshot mounts its source's volumes, so a sandbox with a read-write volume is forked only once that volume is free.",

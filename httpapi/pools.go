@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
@@ -60,4 +61,71 @@ func (s *Server) deleteWarmPool(w http.ResponseWriter, r *http.Request) {
 func renderPool(p lifecycle.PoolStatus) apiv1.WarmPool {
 	return apiv1.WarmPool{Template: p.TemplateID, MinReady: p.MinReady, MaxReady: p.MaxReady, CPU: float64(p.Resources.MilliCPU) / 1000,
 		MemoryMB: p.Resources.MemoryMB, DiskMB: p.Resources.DiskMB, Ready: p.Ready, Starting: p.Starting, ProjectID: p.ProjectID, UpdatedAt: p.UpdatedAt}
+}
+
+// prepareTemplate starts giving a template a ready snapshot; GET follows it.
+func (s *Server) prepareTemplate(w http.ResponseWriter, r *http.Request) {
+	if !s.operator(w, r) {
+		return
+	}
+	var body apiv1.PrepareTemplateRequest
+	if !s.decode(w, r, &body) {
+		return
+	}
+	var p sbx.Problems
+	l := s.mgr.Config().Limits
+	res := sbx.Resources{}
+	if body.CPU != nil {
+		res.MilliCPU = l.MilliCPU(&p, "cpu", *body.CPU)
+	}
+	if body.MemoryMB != nil {
+		res.MemoryMB = l.Memory(&p, "memoryMB", *body.MemoryMB)
+	}
+	if body.DiskMB != nil {
+		res.DiskMB = l.Disk(&p, "diskMB", *body.DiskMB)
+	}
+	timeout, err := seconds("timeout", body.Timeout, false, 1800)
+	if err != nil {
+		p.Add("timeout", "%s", sbx.ErrorMessage(err))
+	}
+	if timeout == 0 {
+		timeout = 120 * time.Second
+	}
+	if err := p.Err(); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	st, err := s.mgr.PrepareTemplate(r.Context(), caller(r), r.PathValue("template"),
+		lifecycle.ReadyRequest{Command: body.Command, Port: body.Port, Resources: s.mgr.StartResources(res), Timeout: timeout})
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, renderReady(r.PathValue("template"), st))
+}
+
+func (s *Server) readyTemplate(w http.ResponseWriter, r *http.Request) {
+	st, err := s.mgr.ReadyOf(r.Context(), caller(r), r.PathValue("template"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, renderReady(r.PathValue("template"), st))
+}
+
+func renderReady(template string, st lifecycle.ReadyState) apiv1.ReadyTemplate {
+	out := apiv1.ReadyTemplate{Template: template, State: st.State, Diagnostic: st.Diagnostic}
+	if st.Snapshot != nil {
+		sn := renderSnapshot(*st.Snapshot)
+		out.Snapshot = &sn
+	}
+	return out
+}
+
+func (s *Server) dropReadyTemplate(w http.ResponseWriter, r *http.Request) {
+	if err := s.mgr.DropReady(r.Context(), caller(r), r.PathValue("template")); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

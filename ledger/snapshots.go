@@ -259,3 +259,14 @@ func (s *Store) settleSnapshot(ctx context.Context, tx db, sn *sbx.Snapshot, now
 	sn.UnbilledNanos, sn.LastSettledAt = nanos%1000, now
 	return st, nil
 }
+
+// ReadySnapshots lists template's ready snapshots (purpose template) that
+// are ready, newest first.
+func (s *Store) ReadySnapshots(ctx context.Context, templateID string) ([]sbx.Snapshot, error) {
+	rows, err := s.read(ctx).query(ctx, `SELECT `+snapshotColumns+` FROM snapshots
+		WHERE purpose = 'template' AND template_id = ? AND state = 'ready' ORDER BY created_at DESC, id DESC`, templateID)
+	if err != nil {
+		return nil, err
+	}
+	return s.scanSnapshots(rows)
+}

@@ -43,6 +43,7 @@ type CreateRequest struct {
 
 	snapshot *sbx.Snapshot // a fork's capture, which the fork names itself
 	pool     string        // the template whose warm pool the new sandbox is a member of
+	cold     bool          // boot, even when the template has a ready snapshot (ready.go)
 	forkOf   string        // the sandbox a fork's child is forked from
 	envNames []string      // a fork's child's env, its parent's, which it holds
 }
@@ -163,6 +164,13 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if err != nil || warm.ID != "" {
 		return warm, err
 	}
+	ready := false
+	if sn == nil {
+		if sn, err = m.readySnapshot(ctx, req, defaults); err != nil {
+			return sbx.Sandbox{}, err
+		}
+		ready = sn != nil
+	}
 	now := m.clock.Now()
 	names := make([]string, 0, len(req.Env))
 	for k := range req.Env {
@@ -179,6 +187,9 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	}
 	if req.forkOf != "" {
 		sb.EnvVarNames = req.envNames
+	}
+	if sn != nil {
+		sb.SnapshotID = sn.ID
 	}
 	spec := sbx.Spec{
 		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, Kind: sb.Kind,
@@ -208,6 +219,8 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	switch {
 	case req.forkOf != "":
 		from = "a fork of sandbox " + req.forkOf
+	case ready:
+		from = fmt.Sprintf("template %s, restored from its ready snapshot %s", sb.TemplateID, sn.ID)
 	case sn != nil:
 		from = "snapshot " + sn.ID
 	case req.Image != nil:

@@ -20,6 +20,7 @@ type snapshotStore interface {
 	UpdateSnapshot(ctx context.Context, id string, now time.Time, fn func(*sbx.Snapshot) error) (sbx.Snapshot, error)
 	ListSnapshots(ctx context.Context, f sbx.SnapshotFilter) ([]sbx.Snapshot, string, error)
 	OpenSnapshots(ctx context.Context, provider string) ([]sbx.Snapshot, error)
+	ReadySnapshots(ctx context.Context, templateID string) ([]sbx.Snapshot, error)
 }
 
 // SnapshotRequest is a validated request for a snapshot of a sandbox.

@@ -43,5 +43,5 @@ func (p *Provider) TemplateDefaults(ctx context.Context, name string) (sbx.Templ
 	if err != nil {
 		return sbx.TemplateDefaults{}, p.noTemplate(name, err)
 	}
-	return sbx.TemplateDefaults{Egress: t.Egress, Ports: t.Ports}, nil
+	return sbx.TemplateDefaults{Egress: t.Egress, Ports: t.Ports, Version: t.Version}, nil
 }

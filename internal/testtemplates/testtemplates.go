@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/sbxdev/sbx/template"
@@ -47,4 +48,31 @@ func Base() (template.Store, error) {
 		return s, fmt.Errorf("building the shared base template in %s: %w", dir, err)
 	}
 	return s, nil
+}
+
+// Derived returns Base's directory holding also template name, derived
+// from base with start command start: made (under the lock) when it is
+// missing or has another start command, so runs share it.
+func Derived(name, start string) (template.Store, error) {
+	s, err := Base()
+	if err != nil {
+		return s, err
+	}
+	lock, err := os.OpenFile(filepath.Join(s.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return s, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return s, err
+	}
+	base, err := s.Current("base")
+	if err != nil {
+		return s, err
+	}
+	if t, err := s.Current(name); err == nil && t.StartCmd == start && strings.HasPrefix(t.Source, "template base version "+base.Version+" ") {
+		return s, nil
+	}
+	_, err = s.Derive(name, "base", start)
+	return s, err
 }
