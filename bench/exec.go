@@ -134,7 +134,7 @@ func (e *execLab) open(ctx context.Context) error {
 	}
 	e.c = client.New(client.Options{URL: "http://" + e.addr, APIKey: strings.TrimSpace(string(key))})
 	e.cfg.progress("serve at %s; creating a %s sandbox", e.addr, e.cfg.Template)
-	e.sb, err = e.c.Create(ctx, e.cfg.Template, &client.CreateOptions{WaitReady: true, Timeout: time.Hour, MemoryMB: memoryMB + 2*int64(e.cfg.FileMB)})
+	e.sb, err = e.c.Create(ctx, e.cfg.Template, &client.CreateOptions{WaitReady: true, Timeout: time.Hour, MemoryMB: memoryMB + 2*int64(e.cfg.FileMB), DiskMB: 2048})
 	return err
 }
 

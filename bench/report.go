@@ -60,6 +60,7 @@ type Report struct {
 	Idle      []IdleResult      `json:"idle,omitempty"`
 	Exec      *ExecResult       `json:"exec,omitempty"`
 	Preview   *PreviewResult    `json:"preview,omitempty"`
+	State     *StateResult      `json:"state,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
 
 	Rows []Row `json:"rows"` // the table: what was measured against its baseline and target
@@ -159,6 +160,9 @@ func (r *Report) rows() []Row {
 			}
 			rows = append(rows, row)
 		}
+	}
+	if s := r.State; s != nil {
+		rows = append(rows, s.rows()...)
 	}
 	if p := r.Preview; p != nil {
 		rows = append(rows, p.rows()...)

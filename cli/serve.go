@@ -116,6 +116,7 @@ func newServe(g *globals) *cobra.Command {
 	f.Var(registriesValue{&cfg.Local.PrivateRegistries}, "private-registries", "registries (HOST or HOST:PORT, separated by commas) whose images tenants may start sandboxes from although they are at private or loopback addresses; any registry at a public address may be used ($SBX_PRIVATE_REGISTRIES)")
 	f.Int64Var(&cfg.Local.MaxImageMB, "max-image-mb", 10<<10, "the largest image, in MB of its compressed layers, a create may start a sandbox from (0: no cap)")
 	f.DurationVar(&cfg.HibernateAfter, "hibernate-after", 10*time.Minute, "hibernate sandboxes paused this long, releasing their memory (0: never)")
+	f.IntVar(&cfg.MaxForks, "max-forks", 16, "the most children one fork makes")
 	f.DurationVar(&cfg.MaxTimeout, "max-timeout", 24*time.Hour, "the longest timeout a sandbox may have")
 	f.DurationVar(&cfg.MeterInterval, "meter-interval", lifecycle.DefaultMeterInterval, "how often running and paused sandboxes are settled (state changes settle at once)")
 	f.StringVar(&initialCredits, "initial-credits", pricing.FormatMicros(server.DefaultInitialCredits), "credits of the org made at first start")

@@ -45,6 +45,7 @@ type Config struct {
 	DefaultProvider string        // default "local"
 	MaxTimeout      time.Duration // default 24h
 	HibernateAfter  time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
+	MaxForks        int           // the most children one fork makes; 0: lifecycle's default (16)
 	MeterInterval   time.Duration // how often running and paused sandboxes are settled; default 10s
 	InitialCredits  int64         // micro-credits the org made at first start gets; default DefaultInitialCredits
 	Local           LocalConfig   // the local gVisor provider, set up when it is the default provider
@@ -177,7 +178,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	mgr := lifecycle.New(store, providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout,
-		HibernateAfter: cfg.HibernateAfter, RequireKYC: !cfg.KYCOff, Egress: egress,
+		HibernateAfter: cfg.HibernateAfter, RequireKYC: !cfg.KYCOff, Egress: egress, MaxForks: cfg.MaxForks,
 		Limits: lifecycle.Limits{DefaultDiskMB: cfg.Local.DiskMB, MaxDiskMB: cfg.Local.MaxDiskMB}}, cfg.Clock, log)
 	if missingLocal != "" {
 		mgr.MarkMissing(local.Name, missingLocal)
