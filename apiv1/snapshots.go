@@ -6,7 +6,7 @@ import "time"
 type CreateSnapshotRequest struct {
 	Name     string            `json:"name,omitempty" maxLength:"128" doc:"A name to know it by."`
 	Metadata map[string]string `json:"metadata,omitempty"`
-	Memory   *bool             `json:"memory,omitempty" doc:"Capture memory and processes too (default true): a sandbox started from it goes on where the source was. The local provider keeps snapshots with their memory only."`
+	Memory   *bool             `json:"memory,omitempty" doc:"Capture memory and processes too (default true): a sandbox started from it goes on where the source was. false: its files alone (the writable layer laid over its template's tree), which a sandbox started from it boots on with fresh processes (its template's start command runs again); not of a hibernated sandbox."`
 }
 
 // Snapshot is a sandbox's captured state: a record of its own, owned by the

@@ -27,6 +27,7 @@ func newSandboxSnapshot(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.Name, "name", "", "a name to know it by")
 	f.Var(pairsValue{&o.Metadata}, "metadata", "metadata of the snapshot (repeatable)")
+	f.BoolVar(&o.FilesOnly, "files-only", false, "capture its files alone: sandboxes from it boot on them with fresh processes")
 	return cmd
 }
 

@@ -138,10 +138,10 @@ func TestCreditsRunOutAcrossTwoServers(t *testing.T) {
 		ids = append(ids, s.create(map[string]any{"waitReady": true, "cpu": 1}).ID)
 	}
 	leader, survivor := a, b
-	if !strings.Contains(a.out.String(), "running the meter and the reaper") {
+	if !strings.Contains(a.out.String(), "running the meter, the reaper and the warm pools' refill") {
 		leader, survivor = b, a
 	}
-	if strings.Contains(survivor.out.String(), "running the meter and the reaper") {
+	if strings.Contains(survivor.out.String(), "running the meter, the reaper and the warm pools' refill") {
 		t.Fatal("both servers run the meter")
 	}
 	time.Sleep(time.Second) // ten credits a second: the leader spends a third
@@ -156,7 +156,7 @@ func TestCreditsRunOutAcrossTwoServers(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	if !strings.Contains(survivor.out.String(), "running the meter and the reaper") {
+	if !strings.Contains(survivor.out.String(), "running the meter, the reaper and the warm pools' refill") {
 		t.Errorf("the survivor never took the meter over")
 	}
 	var billed int64

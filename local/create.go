@@ -266,6 +266,10 @@ func (p *Provider) source(ctx context.Context, spec sbx.Spec) (origin, error) {
 		return origin{}, err
 	}
 	id, _ := handleID(spec.Snapshot.Handle)
+	if !sm.Memory { // a boot on the snapshot's tree
+		t := template.Template{Name: sm.Template, Version: sm.TemplateVersion, StartCmd: sm.StartCmd, User: sm.User, Dir: p.snapshotDir(id)}
+		return origin{tmpl: t, diskMB: sm.DiskMB}, nil
+	}
 	t := template.Template{Name: sm.Template, Version: sm.TemplateVersion}
 	if saved.Root != nil {
 		t.Dir = filepath.Dir(saved.Root.Path)

@@ -12,6 +12,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/template"
 )
 
 // Snapshots live in <DataDir>/snapshots/<sbx UUID>/: snapshot.json (what
@@ -20,7 +21,10 @@ import (
 // its agent copy and its template tree are kept while a snapshot names
 // them) and checkpoint/ (runsc's image: memory, processes and the writable
 // layer). One image restores into any number of sandboxes, each with its
-// own directory, network, cgroups and token; the image is only read.
+// own directory, network, cgroups and token; the image is only read. A
+// files-only snapshot holds rootfs/ instead: the template's tree with the
+// sandbox's writable layer laid over it (`runsc tar rootfs-upper`), which
+// its sandboxes boot on as on a template's.
 
 // snapshotMeta is what a snapshot's directory records of its source.
 type snapshotMeta struct {
@@ -32,6 +36,8 @@ type snapshotMeta struct {
 	MemoryMB        int64     `json:"memory_mb"`
 	DiskMB          int64     `json:"disk_mb"`
 	Memory          bool      `json:"memory"`
+	StartCmd        string    `json:"start_cmd,omitempty"` // a files-only snapshot's sandboxes boot: its template's
+	User            string    `json:"user,omitempty"`
 	Created         time.Time `json:"created"`
 }
 
@@ -48,9 +54,6 @@ func (p *Provider) Snapshot(ctx context.Context, h sbx.Handle, id string, memory
 	defer func() { err = p.hide(err) }()
 	if err := p.engine.hibernate(); err != nil {
 		return sbx.SnapshotInfo{}, err
-	}
-	if !memory {
-		return sbx.SnapshotInfo{}, sbx.Errorf(sbx.EUnsupported, "provider local keeps snapshots with their memory only")
 	}
 	if !idPattern.MatchString(id) {
 		return sbx.SnapshotInfo{}, fmt.Errorf("snapshot ID %q is not one the local provider accepts", id)
@@ -80,7 +83,16 @@ func (p *Provider) Snapshot(ctx context.Context, h sbx.Handle, id string, memory
 		}
 	}()
 	sm := snapshotMeta{ID: id, Source: m.ProviderID, Template: m.Template, TemplateVersion: m.TemplateVersion,
-		Engine: m.Engine, MemoryMB: m.MemoryMB, DiskMB: m.DiskMB, Memory: true, Created: time.Now().UTC()}
+		Engine: m.Engine, MemoryMB: m.MemoryMB, DiskMB: m.DiskMB, Memory: memory, Created: time.Now().UTC()}
+	if !memory {
+		paused, err := p.snapshotFiles(ctx, m, &sm, dir)
+		if err != nil {
+			return sbx.SnapshotInfo{}, err
+		}
+		ok = true
+		p.appendNote(m.ProviderID, "snapshot %s of its files taken", id)
+		return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: ownBytes(dir), TemplateVersion: m.TemplateVersion, Paused: paused}, nil
+	}
 	if err := writeJSON(filepath.Join(dir, "snapshot.json"), sm); err != nil {
 		return sbx.SnapshotInfo{}, err
 	}
@@ -167,6 +179,9 @@ func (p *Provider) readSnapshot(src sbx.SnapshotSource) (snapshotMeta, specs.Spe
 	if engine := sm.Engine; engine != p.engine.name() {
 		return sm, bundle, sbx.Errorf(sbx.EUnsupported, "snapshot %s was taken with %s; this host runs %s", src.ID, engine, p.engine.name())
 	}
+	if !sm.Memory {
+		return sm, bundle, nil // its sandboxes boot: no bundle to repeat
+	}
 	return sm, bundle, readJSON(filepath.Join(p.snapshotDir(id), "config.json"), &bundle)
 }
 
@@ -232,6 +247,55 @@ func diskUsed(dir string) int64 {
 		if err == nil && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
 				if st, ok := info.Sys().(*syscall.Stat_t); ok {
+					n += st.Blocks * 512
+				}
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// snapshotFiles takes a files-only snapshot of a running or paused
+// sandbox into dir: its template's tree with its writable layer laid over
+// it. A hibernated sandbox's layer is in its memory image: it is refused.
+func (p *Provider) snapshotFiles(ctx context.Context, m meta, sm *snapshotMeta, dir string) (time.Duration, error) {
+	if m.State == stateHibernated {
+		return 0, sbx.Errorf(sbx.EConflict, "a hibernated sandbox's files are in its memory image: resume it for a files-only snapshot, or take one with its memory")
+	}
+	t, err := p.cfg.Templates.Version(m.Template, m.TemplateVersion)
+	if err != nil {
+		if t, err = p.images().Version(m.Template, m.TemplateVersion); err != nil {
+			return 0, fmt.Errorf("the sandbox's template %s version %s: %w", m.Template, m.TemplateVersion, err)
+		}
+	}
+	sm.StartCmd, sm.User = t.StartCmd, t.User
+	upper := filepath.Join(dir, "upper.tar")
+	start := time.Now()
+	if _, err := p.rs.Run(ctx, m.Flags, "tar", "rootfs-upper", "--file", upper, m.ProviderID); err != nil {
+		return 0, err
+	}
+	took := time.Since(start)
+	defer os.Remove(upper)
+	f, err := os.Open(upper)
+	if err != nil {
+		return took, err
+	}
+	defer f.Close()
+	if err := template.Layered(t, filepath.Join(dir, "rootfs"), f); err != nil {
+		return took, fmt.Errorf("laying the sandbox's files over its template's: %w", err)
+	}
+	return took, writeJSON(filepath.Join(dir, "snapshot.json"), sm)
+}
+
+// ownBytes is what the regular files under dir that are linked nowhere
+// else hold on disk: a files-only snapshot's own, not its template's.
+func ownBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink == 1 {
 					n += st.Blocks * 512
 				}
 			}

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/uuid"
@@ -112,5 +113,50 @@ func TestSnapshotRestoresIntoMany(t *testing.T) {
 	spec.Snapshot = &source
 	if err := p.Admit(ctx, spec); sbx.ErrorCode(err) != sbx.ENotFound {
 		t.Errorf("admitting a deleted snapshot: %v", err)
+	}
+}
+
+// A files-only snapshot: a sandbox started from it boots on the source's
+// files (written, changed and deleted ones, whatever was under the
+// template) with a fresh first process, any number of times; the
+// template's own tree is untouched.
+func TestFilesOnlySnapshot(t *testing.T) {
+	p := newProvider(t)
+	ctx := context.Background()
+	p.cfg.Init = counter
+	src, h := p.create(t, 256)
+	p.execIn(t, src, "/bin/sh", "-c", "echo kept > /workspace/file && mkdir -p /opt/new/deep && echo d > /opt/new/deep/f && rm /etc/issue && echo changed > /etc/motd")
+	before := p.count(t, src, 20)
+	snap := uuid.NewString()
+	info, err := p.Snapshot(ctx, h, snap, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.SizeBytes <= 0 || info.SizeBytes > 1<<20 {
+		t.Errorf("a files-only snapshot holds %d bytes of its own", info.SizeBytes)
+	}
+	for range 2 {
+		spec := p.spec(256)
+		spec.Snapshot = &sbx.SnapshotSource{ID: snap, Handle: info.Handle}
+		if _, err := p.Create(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		id := spec.ProviderSandboxID
+		if got := p.execIn(t, id, "/bin/sh", "-c", "cat /workspace/file /opt/new/deep/f /etc/motd; test -e /etc/issue && echo issue; true"); got != "kept\nd\nchanged\n" {
+			t.Errorf("files in a sandbox of a files-only snapshot: %q", got)
+		}
+		if n := p.count(t, id, 1); n >= before {
+			t.Errorf("the counter went on from %d (at %d): its memory came along", before, n)
+		}
+	}
+	tmpl, err := templates.Current("base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(tmpl.Rootfs(), "etc", "issue")); err != nil {
+		t.Errorf("the template lost /etc/issue: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmpl.Rootfs(), "opt", "new")); !os.IsNotExist(err) {
+		t.Errorf("the template gained /opt/new: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
@@ -133,6 +134,9 @@ func (p *Provider) ResizeVolume(ctx context.Context, id string, sizeMB int64) (e
 		}
 	}()
 	img := p.volumeImage(id)
+	if err := released(ctx, img); err != nil {
+		return err
+	}
 	if err := os.Truncate(img, sizeMB<<20); err != nil {
 		return err
 	}
@@ -243,4 +247,22 @@ func (p *Provider) volumeMounts(vols []sbx.VolumeMount) ([]specs.Mount, error) {
 			Options: []string{"rbind", mode, "nosuid", "nodev"}})
 	}
 	return out, nil
+}
+
+// released waits, at most 10 s, until no loop device holds img: a copy of
+// its mount in another mount namespace of the host (a process that
+// unshared it) keeps the filesystem live after serve's unmount, and
+// growing it under that mount would corrupt it.
+func released(ctx context.Context, img string) error {
+	for range 100 {
+		out, err := exec.CommandContext(ctx, "losetup", "-j", img).Output()
+		if err != nil {
+			return fmt.Errorf("losetup -j: %w", err)
+		}
+		if strings.TrimSpace(string(out)) == "" {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return sbx.Errorf(sbx.EConflict, "the volume is still mounted by another process of the host; try again")
 }

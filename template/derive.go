@@ -2,6 +2,7 @@ package template
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,4 +102,16 @@ func linkTree(src, dst string) error {
 		}
 		return os.Chmod(target, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 	})
+}
+
+// Layered makes, at dst, the root tree of t with a sandbox's upper layer
+// laid over it (a tar as `runsc tar rootfs-upper` writes it): a tree of
+// t's hard-linked files, where what the layer changed is a file of its
+// own. It is immutable like a template's, and outlives t's version.
+func Layered(t Template, dst string, upper io.Reader) error {
+	if err := linkTree(t.Rootfs(), dst); err != nil {
+		return err
+	}
+	_, err := unpackTar(upper, dst, true)
+	return err
 }

@@ -186,7 +186,15 @@ func (c *capped) Read(p []byte) (int, error) {
 // and no symlink an earlier entry made, can reach outside dir. Hard links are
 // made last: a flattened image lists its top layer first, so a link can come
 // before the file it names.
-func unpack(r io.Reader, dir string) (int, error) {
+func unpack(r io.Reader, dir string) (int, error) { return unpackTar(r, dir, false) }
+
+// unpackTar is unpack; with overlay, the tar is an overlay filesystem's
+// upper layer as runsc writes it (`runsc tar rootfs-upper`) laid over what
+// dir holds: a character device 0:0, or a hard link to one, is a deletion
+// (a whiteout), and a directory marked opaque (the xattr
+// trusted.overlay.opaque) replaces what dir held there. Files are replaced,
+// never written in place: dir's may be hard links to a template's.
+func unpackTar(r io.Reader, dir string, overlay bool) (int, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return 0, err
@@ -196,6 +204,7 @@ func unpack(r io.Reader, dir string) (int, error) {
 	tr := tar.NewReader(r)
 	n := 0
 	var links [][2]string // target, name
+	whiteouts := map[string]bool{}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -221,6 +230,25 @@ func unpack(r io.Reader, dir string) (int, error) {
 		if dir := path.Dir(p); dir != "." {
 			if err := root.MkdirAll(dir, 0o755); err != nil {
 				return n, err
+			}
+		}
+		if overlay {
+			target := path.Clean(strings.TrimPrefix(h.Linkname, "/"))
+			switch {
+			case h.Typeflag == tar.TypeChar && h.Devmajor == 0 && h.Devminor == 0, h.Typeflag == tar.TypeLink && whiteouts[target]:
+				whiteouts[p] = true
+				if err := root.RemoveAll(p); err != nil {
+					return n, err
+				}
+				continue
+			case h.Typeflag == tar.TypeDir && h.PAXRecords["SCHILY.xattr.trusted.overlay.opaque"] == "y":
+				if err := root.RemoveAll(p); err != nil {
+					return n, err
+				}
+			case h.Typeflag == tar.TypeDir:
+				if fi, err := root.Lstat(p); err == nil && !fi.IsDir() {
+					root.Remove(p) // a file the layer made a directory
+				}
 			}
 		}
 		mode := h.FileInfo().Mode().Perm() | h.FileInfo().Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky)

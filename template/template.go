@@ -180,6 +180,9 @@ func (s Store) List() ([]Template, error) {
 	return out, nil
 }
 
+// Version reads one version of a template, current or not.
+func (s Store) Version(name, version string) (Template, error) { return s.load(name, version) }
+
 func (s Store) load(name, version string) (Template, error) {
 	dir := filepath.Join(s.Dir, name, version)
 	data, err := os.ReadFile(filepath.Join(dir, "template.json"))
