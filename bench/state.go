@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -184,7 +185,7 @@ func derive(s template.Store, name, base, start string) error {
 
 // fill has the lab's sandbox hold mb of random bytes in its memory.
 func (e *execLab) fill(ctx context.Context, mb int) error {
-	r, err := e.sb.Commands.Run(ctx, fmt.Sprintf("head -c %dM /dev/urandom > /dev/shm/fill", mb), nil)
+	r, err := e.sb.Commands.Run(ctx, fmt.Sprintf("head -c %dM /dev/urandom > /tmp/fill", mb), nil) // gVisor's /tmp is in memory
 	if err == nil && r.ExitCode != 0 {
 		err = fmt.Errorf("filling %d MB: exit %d: %s", mb, r.ExitCode, r.Stderr)
 	}
@@ -236,19 +237,21 @@ func (e *execLab) snapshot(ctx context.Context, res *StateResult) error {
 }
 
 // fork times Rounds forks of the sandbox into Children, in turns with a
-// runsc checkpoint of it and Children `runsc restore`s of that image at
-// once (each into a network namespace of its own, none attached).
+// runsc checkpoint of a container holding as much, run by runsc from a
+// bundle like the sandbox's (without a network), and Children `runsc
+// restore`s of that image at once.
 func (e *execLab) fork(ctx context.Context, res *StateResult) error {
-	flags, err := e.flags()
+	raw, err := e.rawSource(ctx, res.HeldMB)
 	if err != nil {
 		return err
 	}
-	var local, raw, restores []time.Duration
+	defer e.rs.Run(context.WithoutCancel(ctx), nil, "delete", "--force", rawSource)
+	var local, whole, restores []time.Duration
 	for i := range e.cfg.Rounds {
 		err := inTurn(i, 2, func(k int) error {
 			if k == 1 {
-				total, each, err := e.rawFork(ctx, flags, res.Children, i)
-				raw, restores = append(raw, total), append(restores, each)
+				total, each, err := e.rawFork(ctx, raw, res.Children, i)
+				whole, restores = append(whole, total), append(restores, each)
 				return err
 			}
 			start := time.Now()
@@ -269,66 +272,121 @@ func (e *execLab) fork(ctx context.Context, res *StateResult) error {
 			return err
 		}
 	}
-	res.Fork, res.RestoreMs = Pair{Local: NewStat(local), Runsc: NewStat(raw)}, NewStat(restores)
+	res.Fork, res.RestoreMs = Pair{Local: NewStat(local), Runsc: NewStat(whole)}, NewStat(restores)
 	e.cfg.progress("fork into %d p50 %.0f ms, runsc checkpoint + %d restores p50 %.0f ms", res.Children, res.Fork.Local.P50, res.Children, res.Fork.Runsc.P50)
 	return nil
 }
 
-// rawFork checkpoints the sandbox with runsc and restores the image n
-// times at once from bundles like its own; it answers the whole and the
-// restores' part, and removes what it made.
-func (e *execLab) rawFork(ctx context.Context, flags []string, n, round int) (total, restores time.Duration, err error) {
-	dir := filepath.Join(e.dir, fmt.Sprintf("bench-fork-%d", round))
-	defer os.RemoveAll(dir)
+// rawSource is the container the fork's baseline checkpoints.
+const rawSource = "zbenchsrc"
+
+// rawSource runs, with runsc alone, a container like the sandbox (its
+// root, limits and runsc flags, but no network and no agent) whose first
+// process holds mb in memory, and answers its bundle once it does.
+func (e *execLab) rawSource(ctx context.Context, mb int) (specs.Spec, error) {
 	var spec specs.Spec
 	data, err := os.ReadFile(filepath.Join(e.dir, "sandboxes", e.sb.SandboxID(), "bundle", "config.json"))
 	if err == nil {
 		err = json.Unmarshal(data, &spec)
 	}
 	if err != nil {
-		return 0, 0, err
+		return spec, err
 	}
-	img := filepath.Join(dir, "image")
-	start := time.Now()
-	if _, err := e.rs.Run(ctx, flags, "checkpoint", "--leave-running", "--image-path", img, "--compression=none", e.sb.SandboxID()); err != nil {
-		return 0, 0, err
+	spec.Process.Args = []string{"/bin/bash", "-c", fmt.Sprintf("head -c %dM /dev/urandom > /tmp/fill && exec sleep infinity", mb)}
+	var mounts []specs.Mount
+	for _, m := range spec.Mounts {
+		if m.Type != "bind" {
+			mounts = append(mounts, m)
+		}
 	}
+	spec.Mounts = mounts
+	if err := e.writeBundle(spec, rawSource); err != nil {
+		return spec, err
+	}
+	if err := e.start(ctx, rawSource, "run", "--detach", "--bundle", filepath.Join(e.dir, "bench-raw", rawSource), rawSource); err != nil {
+		return spec, err
+	}
+	want := fmt.Sprint(int64(mb) << 20)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out, _ := e.rs.Run(ctx, nil, "exec", rawSource, "stat", "-c", "%s", "/tmp/fill")
+		if strings.TrimSpace(string(out)) == want {
+			return spec, nil
+		}
+	}
+	return spec, fmt.Errorf("runsc container %s did not fill %d MB within a minute", rawSource, mb)
+}
+
+// writeBundle writes spec, its cgroup and network its own, as container
+// id's bundle under bench-raw/.
+func (e *execLab) writeBundle(spec specs.Spec, id string) error {
+	b := spec
+	lx := *spec.Linux
+	b.Linux = &lx
+	b.Linux.CgroupsPath = "/" + e.cfg.Name + "raw/" + id
+	b.Linux.Namespaces = nil
+	for _, ns := range spec.Linux.Namespaces {
+		if ns.Type != specs.NetworkNamespace {
+			b.Linux.Namespaces = append(b.Linux.Namespaces, ns)
+		}
+	}
+	dir := filepath.Join(e.dir, "bench-raw", id)
+	if err := os.MkdirAll(filepath.Join(dir, "upper"), 0o700); err != nil {
+		return err
+	}
+	data, err := json.Marshal(&b)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config.json"), data, 0o600)
+}
+
+// start runs a runsc command that starts baseline container id (run or
+// restore, detached), its output to a file: a pipe would be held open by
+// the container.
+func (e *execLab) start(ctx context.Context, id string, args ...string) error {
+	out, err := os.OpenFile(filepath.Join(e.dir, "bench-raw", id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	return e.rs.Start(ctx, e.rawFlags(id), out, args...)
+}
+
+// rawFlags are a baseline container's runsc flags: no network, its own
+// capped upper layer.
+func (e *execLab) rawFlags(id string) []string {
+	return []string{"--network=none", fmt.Sprintf("--overlay2=root:dir=%s,size=1024m", filepath.Join(e.dir, "bench-raw", id, "upper"))}
+}
+
+// rawFork checkpoints the baseline container with runsc and restores the
+// image n times at once; it answers the whole and the restores' part,
+// and removes what it made.
+func (e *execLab) rawFork(ctx context.Context, spec specs.Spec, n, round int) (total, restores time.Duration, err error) {
+	img := filepath.Join(e.dir, "bench-raw", fmt.Sprintf("image-%d", round))
+	defer os.RemoveAll(img)
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("zbench%dr%d", round, i)
-		b := spec
-		b.Linux = &specs.Linux{}
-		*b.Linux = *spec.Linux
-		b.Linux.CgroupsPath = "/" + e.cfg.Name + "raw/" + ids[i]
-		b.Linux.Namespaces = nil
-		for _, ns := range spec.Linux.Namespaces {
-			if ns.Type == specs.NetworkNamespace {
-				ns.Path = ""
-			}
-			b.Linux.Namespaces = append(b.Linux.Namespaces, ns)
-		}
-		bundle := filepath.Join(dir, ids[i])
-		if err := os.MkdirAll(filepath.Join(bundle, "upper"), 0o700); err != nil {
-			return 0, 0, err
-		}
-		data, _ := json.Marshal(&b)
-		if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o600); err != nil {
+		if err := e.writeBundle(spec, ids[i]); err != nil {
 			return 0, 0, err
 		}
 	}
 	defer func() {
 		for _, id := range ids {
 			e.rs.Run(context.WithoutCancel(ctx), nil, "delete", "--force", id)
+			os.RemoveAll(filepath.Join(e.dir, "bench-raw", id))
 		}
 	}()
+	start := time.Now()
+	if _, err := e.rs.Run(ctx, e.rawFlags(rawSource), "checkpoint", "--leave-running", "--image-path", img, "--compression=none", rawSource); err != nil {
+		return 0, 0, err
+	}
 	began := time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i, id := range ids {
 		wg.Go(func() {
-			bundle := filepath.Join(dir, id)
-			own := []string{fmt.Sprintf("--overlay2=root:dir=%s,size=1024m", filepath.Join(bundle, "upper"))}
-			_, errs[i] = e.rs.Run(ctx, own, "restore", "--detach", "--bundle", bundle, "--image-path", img, id)
+			errs[i] = e.start(ctx, id, "restore", "--detach", "--bundle", filepath.Join(e.dir, "bench-raw", id), "--image-path", img, id)
 		})
 	}
 	wg.Wait()

@@ -160,6 +160,7 @@ func (m *Manager) fromPool(ctx context.Context, c sbx.Caller, p sbx.Provider, re
 	}
 	token := newToken()
 	names := sortedKeys(req.Env)
+	var waited *sbx.Egress // the member's policy, which a create naming the same keeps
 	sb, old, err := m.store.CheckOut(ctx, req.TemplateID, pool.Resources, req.Once, m.clock.Now(), func(sb *sbx.Sandbox) []sbx.Event {
 		now := m.clock.Now()
 		sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Kind = c.Org.ID, c.Workspace.ID, c.Project.ID, req.Kind
@@ -168,6 +169,7 @@ func (m *Manager) fromPool(ctx context.Context, c sbx.Caller, p sbx.Provider, re
 		if req.Ports != nil {
 			sb.Ports = req.Ports
 		}
+		waited = sb.Egress
 		if egress != nil {
 			sb.Egress = egress
 		}
@@ -180,7 +182,7 @@ func (m *Manager) fromPool(ctx context.Context, c sbx.Caller, p sbx.Provider, re
 		return cold(fmt.Sprintf("the warm pool of template %s has no sandbox ready", req.TemplateID))
 	}
 	m.notifyPools()
-	if err := m.handOver(ctx, p, sb, old, req.Env); err != nil {
+	if err := m.handOver(ctx, p, sb, old, req.Env, !sameEgress(waited, sb.Egress)); err != nil {
 		m.kill(context.WithoutCancel(ctx), sb.ID, sbx.EndError)
 		return cold(fmt.Sprintf("a warm sandbox could not be handed over (%s)", providerMessage(err)))
 	}
@@ -188,8 +190,8 @@ func (m *Manager) fromPool(ctx context.Context, c sbx.Caller, p sbx.Provider, re
 }
 
 // handOver gives a checked-out sandbox's agent its new owner's token and
-// env, and its provider its egress policy.
-func (m *Manager) handOver(ctx context.Context, p sbx.Provider, sb sbx.Sandbox, old string, env map[string]string) error {
+// env, and its provider its egress policy when it changed.
+func (m *Manager) handOver(ctx context.Context, p sbx.Provider, sb sbx.Sandbox, old string, env map[string]string, egress bool) error {
 	if d, ok := p.(sbx.AgentDialer); ok {
 		addr, err := d.AgentAddr(ctx, sb.Handle)
 		if err != nil {
@@ -199,7 +201,7 @@ func (m *Manager) handOver(ctx context.Context, p sbx.Provider, sb sbx.Sandbox, 
 			return err
 		}
 	}
-	if s, ok := p.(sbx.EgressSetter); ok && sb.Egress != nil {
+	if s, ok := p.(sbx.EgressSetter); ok && egress && sb.Egress != nil {
 		return s.SetEgress(ctx, sb.Handle, *sb.Egress)
 	}
 	return nil
@@ -271,3 +273,11 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func vcpus(milli int64) string { return fmt.Sprintf("%g", float64(milli)/1000) }
+
+// sameEgress reports whether two policies are the same (nil: none).
+func sameEgress(a, b *sbx.Egress) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}
