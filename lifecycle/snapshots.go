@@ -185,12 +185,14 @@ func (m *Manager) fromSnapshot(ctx context.Context, c sbx.Caller, req *CreateReq
 	if req.SnapshotID == "" {
 		return nil, nil
 	}
-	sn, err := m.GetSnapshot(ctx, c, req.SnapshotID)
+	var sn sbx.Snapshot
 	if req.snapshot != nil { // a fork's own capture, which no caller names
-		sn, err = *req.snapshot, nil
-	}
-	if err != nil {
-		return nil, err
+		sn = *req.snapshot
+	} else {
+		var err error
+		if sn, err = m.GetSnapshot(ctx, c, req.SnapshotID); err != nil {
+			return nil, err
+		}
 	}
 	if sn.State != sbx.SnapshotReady {
 		return nil, sbx.Errorf(sbx.EConflict, "snapshot %s is %s: only a ready snapshot starts sandboxes", sn.ID, sn.State)
