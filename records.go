@@ -43,7 +43,37 @@ type Spend struct {
 	Kind                                    Kind
 	Provider                                string
 	CPU, Memory, GPU, Storage, Total        int64
-	Snapshots                               int64 // what its snapshots' storage paid
+}
+
+// StorageKind is what holds storage outside sandboxes.
+type StorageKind string
+
+// The storage kinds, billed per GiB held.
+const (
+	StorageSnapshot StorageKind = "snapshot"
+	StorageVolume   StorageKind = "volume"
+)
+
+// StorageSettlement is what holding a snapshot or a volume owed for an
+// interval, and what the balance paid.
+type StorageSettlement struct {
+	ID               int64
+	OrgID, ProjectID string
+	Provider         string
+	Kind             StorageKind
+	ResourceID       string // the snapshot's or volume's sbx UUID
+	Bytes            int64  // held over the interval
+	From, To         time.Time
+	Paid, Owed       int64
+	BalanceAfter     int64
+}
+
+// StorageSpend sums storage settlements of one project, kind and provider.
+type StorageSpend struct {
+	ProjectID string
+	Kind      StorageKind
+	Provider  string
+	Total     int64
 }
 
 // NewOrg is what CreateOrgWith makes.
@@ -91,11 +121,9 @@ type PlanUse struct {
 type Settlement struct {
 	ID                        int64
 	OrgID, SandboxID          string
-	SnapshotID                string // a snapshot's storage (SandboxID its source; State "snapshot")
-	State                     State  // the state the interval was priced at
+	State                     State // the state the interval was priced at
 	From, To                  time.Time
 	CPU, Memory, GPU, Storage int64 // paid, per resource
-	Snapshot                  int64 // paid for a snapshot's storage
 	Paid                      int64 // the sum of the resources
 	Owed                      int64 // more than Paid when the balance ran out
 	BalanceAfter              int64

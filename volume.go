@@ -22,6 +22,10 @@ type Volume struct {
 	State       VolumeState
 	CreatedAt   time.Time
 	DeletedAt   time.Time
+	// Its cap is billed per GiB while it lives (volume_storage).
+	BilledMicros  int64
+	UnbilledNanos int64
+	LastSettledAt time.Time
 }
 
 // VolumeState is where a volume is in its life.

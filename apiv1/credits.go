@@ -31,7 +31,8 @@ type Resources struct {
 	Memory        string `json:"memory"`
 	GPU           string `json:"gpu"`
 	PausedStorage string `json:"paused_storage"`
-	Snapshots     string `json:"snapshot_storage" doc:"What snapshots' storage paid (billed per GiB held, under their source sandbox)."`
+	Snapshots     string `json:"snapshot_storage" doc:"What snapshots held paid (per GiB held); by_kind names it snapshot."`
+	Volumes       string `json:"volume_storage" doc:"What volumes held paid (per GiB of their caps); by_kind names it volume."`
 }
 
 // Spending is the wallet expenditure breakdown of an org over a time range:
@@ -79,7 +80,7 @@ type Balance struct {
 
 // Rate is a price per second from its effective time on.
 type Rate struct {
-	Resource         string    `json:"resource" enum:"cpu,memory,gpu,paused_storage" doc:"cpu is per vCPU, memory and paused_storage per GiB, gpu per card at gpu_share."`
+	Resource         string    `json:"resource" enum:"cpu,memory,gpu,paused_storage,snapshot_storage,volume_storage" doc:"cpu is per vCPU, memory and paused_storage per GiB of a sandbox's memory, snapshot_storage per GiB a snapshot holds, volume_storage per GiB of a volume's cap, gpu per card at gpu_share."`
 	GPUType          string    `json:"gpu_type,omitempty" doc:"gpu only; empty: any type without its own rate."`
 	GPUShare         int       `json:"gpu_share,omitempty" enum:"0,25,50,75,100" doc:"gpu only; 0: the price of a whole card, which shares without their own rate pay in proportion."`
 	CreditsPerSecond string    `json:"credits_per_second" doc:"A decimal string with at most nine decimals."`
@@ -93,7 +94,7 @@ type RateList struct {
 
 // AddRateRequest is the body of POST /api/v1/admin/rates.
 type AddRateRequest struct {
-	Resource         string     `json:"resource" enum:"cpu,memory,gpu,paused_storage"`
+	Resource         string     `json:"resource" enum:"cpu,memory,gpu,paused_storage,snapshot_storage,volume_storage"`
 	GPUType          string     `json:"gpu_type,omitempty"`
 	GPUShare         int        `json:"gpu_share,omitempty" enum:"0,25,50,75,100"`
 	CreditsPerSecond string     `json:"credits_per_second" pattern:"^[0-9]+(\\.[0-9]{1,9})?$"`

@@ -26,6 +26,7 @@ type Store interface {
 	Balance(ctx context.Context, orgID string) (int64, error)
 	Settlements(ctx context.Context, orgID string, limit int) ([]sbx.Settlement, error)
 	Spending(ctx context.Context, orgID string, from, to time.Time) ([]sbx.Spend, error)
+	StorageSpending(ctx context.Context, orgID string, from, to time.Time) ([]sbx.StorageSpend, error)
 	Rates(ctx context.Context) (pricing.Table, error)
 	AddRate(ctx context.Context, r pricing.Rate, now time.Time) error
 	TopUp(ctx context.Context, orgID string, micros int64, note string, now time.Time) (int64, error)
@@ -60,7 +61,7 @@ type Balance struct {
 // Resources splits an amount of micro-credits by what it paid for.
 type Resources struct {
 	CPU, Memory, GPU, Storage int64 // Storage: paused sandboxes' state
-	Snapshots                 int64 // snapshots' storage
+	Snapshots, Volumes        int64 // what snapshots and volumes held
 }
 
 // ProjectSpend is what one project's sandboxes paid.
@@ -122,7 +123,8 @@ func (s Service) Wallet(ctx context.Context, c sbx.Caller, ref string, limit int
 }
 
 // Spending is what the settlements of the caller's org, ref, ending in
-// (from, to] paid, summed by project, sandbox, kind, provider and resource;
+// (from, to] paid (its sandboxes', and its snapshots' and volumes'
+// storage), summed by project, sandbox, kind, provider and resource;
 // for its owners and admins. from and to are RFC 3339 times: to by default
 // now, from by default DefaultSpendingRange before to.
 func (s Service) Spending(ctx context.Context, c sbx.Caller, ref, from, to string) (Spending, error) {
@@ -137,11 +139,15 @@ func (s Service) Spending(ctx context.Context, c sbx.Caller, ref, from, to strin
 	if err != nil {
 		return Spending{}, err
 	}
+	storage, err := s.Store.StorageSpending(ctx, c.Org.ID, start, end)
+	if err != nil {
+		return Spending{}, err
+	}
 	projects, err := s.Store.Projects(ctx, c.Org.ID)
 	if err != nil {
 		return Spending{}, err
 	}
-	out := Sum(spend, projects)
+	out := Sum(spend, storage, projects)
 	out.Org, out.From, out.To = c.Org, start, end
 	return out, nil
 }
@@ -173,9 +179,10 @@ func timeParam(v, name string, def time.Time) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// Sum sums per-sandbox spending into every breakdown; only projects (of
+// Sum sums per-sandbox spending and storage spending into every
+// breakdown (storage's kind is "snapshot" or "volume"); only projects (of
 // projects) that paid something are listed, by name.
-func Sum(spend []sbx.Spend, projects []sbx.Project) Spending {
+func Sum(spend []sbx.Spend, storage []sbx.StorageSpend, projects []sbx.Project) Spending {
 	out := Spending{ByProject: []ProjectSpend{}, ByKind: map[sbx.Kind]int64{}, ByProvider: map[string]int64{}, Sandboxes: []sbx.Spend{}}
 	byProject := map[string]int64{}
 	for _, sp := range spend {
@@ -184,11 +191,21 @@ func Sum(spend []sbx.Spend, projects []sbx.Project) Spending {
 		out.ByResource.Memory += sp.Memory
 		out.ByResource.GPU += sp.GPU
 		out.ByResource.Storage += sp.Storage
-		out.ByResource.Snapshots += sp.Snapshots
 		byProject[sp.ProjectID] += sp.Total
 		out.ByKind[sp.Kind] += sp.Total
 		out.ByProvider[sp.Provider] += sp.Total
 		out.Sandboxes = append(out.Sandboxes, sp)
+	}
+	for _, sp := range storage {
+		out.Total += sp.Total
+		if sp.Kind == sbx.StorageVolume {
+			out.ByResource.Volumes += sp.Total
+		} else {
+			out.ByResource.Snapshots += sp.Total
+		}
+		byProject[sp.ProjectID] += sp.Total
+		out.ByKind[sbx.Kind(sp.Kind)] += sp.Total
+		out.ByProvider[sp.Provider] += sp.Total
 	}
 	for _, p := range projects {
 		if n, ok := byProject[p.ID]; ok {

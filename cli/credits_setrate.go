@@ -18,7 +18,7 @@ func newCreditsSetRate(g *globals) *cobra.Command {
 	var at string
 	cmd := &cobra.Command{
 		Use:   "set-rate RESOURCE CREDITS_PER_SECOND",
-		Short: "Set a price (the operator's key): cpu per vCPU, memory and paused_storage per GiB, gpu per card at a share",
+		Short: "Set a price (the operator's key): cpu per vCPU; memory, paused_storage, snapshot_storage and volume_storage per GiB; gpu per card at a share",
 		Example: "  sbx credits set-rate cpu 0.00002\n" +
 			"  sbx credits set-rate gpu 0.0012 --gpu-type h100 --effective-at 2026-12-01T00:00:00Z",
 		Args: args("RESOURCE", "CREDITS_PER_SECOND"),

@@ -40,7 +40,7 @@ func newCreditsSpending(g *globals) *cobra.Command {
 				fmt.Fprintf(w, "org %s spent %s credits from %s to %s\n", sp.Org.Name, sp.Total,
 					sp.From.Format(time.RFC3339), sp.To.Format(time.RFC3339))
 				r := sp.ByResource
-				fmt.Fprintf(w, "by resource: cpu %s, memory %s, gpu %s, paused storage %s, snapshots %s\n", r.CPU, r.Memory, r.GPU, r.PausedStorage, r.Snapshots)
+				fmt.Fprintf(w, "by resource: cpu %s, memory %s, gpu %s, paused storage %s, snapshots %s, volumes %s\n", r.CPU, r.Memory, r.GPU, r.PausedStorage, r.Snapshots, r.Volumes)
 				for _, by := range []struct {
 					name string
 					m    map[string]string
@@ -63,9 +63,9 @@ func newCreditsSpending(g *globals) *cobra.Command {
 				rows := make([][]string, 0, len(sp.Sandboxes))
 				for _, s := range sp.Sandboxes {
 					rows = append(rows, []string{s.SandboxID, s.Kind, s.Provider, s.Resources.CPU, s.Resources.Memory,
-						s.Resources.GPU, s.Resources.PausedStorage, s.Resources.Snapshots, s.Credits})
+						s.Resources.GPU, s.Resources.PausedStorage, s.Credits})
 				}
-				return table(w, []string{"SANDBOX", "KIND", "PROVIDER", "CPU", "MEMORY", "GPU", "PAUSED STORAGE", "SNAPSHOTS", "TOTAL"}, rows)
+				return table(w, []string{"SANDBOX", "KIND", "PROVIDER", "CPU", "MEMORY", "GPU", "PAUSED STORAGE", "TOTAL"}, rows)
 			})
 		}),
 	}

@@ -27,7 +27,7 @@ func (s *Server) orgCredits(w http.ResponseWriter, r *http.Request) {
 	for _, st := range wallet.Settlements {
 		out.Settlements = append(out.Settlements, apiv1.Settlement{
 			ID: st.ID, SandboxID: st.SandboxID, State: string(st.State), From: st.From, To: st.To, Credits: credits(st.Paid),
-			Resources: resources(billing.Resources{CPU: st.CPU, Memory: st.Memory, GPU: st.GPU, Storage: st.Storage, Snapshots: st.Snapshot}), BalanceAfter: credits(st.BalanceAfter),
+			Resources: resources(billing.Resources{CPU: st.CPU, Memory: st.Memory, GPU: st.GPU, Storage: st.Storage}), BalanceAfter: credits(st.BalanceAfter),
 		})
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -60,13 +60,13 @@ func renderSpending(sp billing.Spending) apiv1.Spending {
 	for _, x := range sp.Sandboxes {
 		out.Sandboxes = append(out.Sandboxes, apiv1.SandboxSpend{SandboxID: x.ProviderSandboxID, ID: x.SandboxID,
 			ProjectID: x.ProjectID, Kind: string(x.Kind), Provider: x.Provider, Credits: credits(x.Total),
-			Resources: resources(billing.Resources{CPU: x.CPU, Memory: x.Memory, GPU: x.GPU, Storage: x.Storage, Snapshots: x.Snapshots})})
+			Resources: resources(billing.Resources{CPU: x.CPU, Memory: x.Memory, GPU: x.GPU, Storage: x.Storage})})
 	}
 	return out
 }
 
 func resources(r billing.Resources) apiv1.Resources {
-	return apiv1.Resources{CPU: credits(r.CPU), Memory: credits(r.Memory), GPU: credits(r.GPU), PausedStorage: credits(r.Storage), Snapshots: credits(r.Snapshots)}
+	return apiv1.Resources{CPU: credits(r.CPU), Memory: credits(r.Memory), GPU: credits(r.GPU), PausedStorage: credits(r.Storage), Snapshots: credits(r.Snapshots), Volumes: credits(r.Volumes)}
 }
 
 func (s *Server) topUp(w http.ResponseWriter, r *http.Request) {

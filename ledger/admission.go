@@ -32,7 +32,8 @@ const (
 	holdingDisk = `state IN ('starting', 'running', 'paused')`
 )
 
-// PlanUse sums what an org's sandboxes hold against its plan now.
+// PlanUse sums what an org's sandboxes hold against its plan now; its
+// disk counts its snapshots and volumes too.
 func (s *Store) PlanUse(ctx context.Context, orgID string) (PlanUse, error) {
 	return planUse(ctx, s.read(ctx), orgID, "")
 }
@@ -44,7 +45,46 @@ func (s *Store) ProviderUse(ctx context.Context, provider string) (PlanUse, erro
 }
 
 func planUse(ctx context.Context, q db, orgID, except string) (PlanUse, error) {
-	return sumUse(ctx, q, `org_id = ? AND id <> ?`, orgID, except)
+	u, err := sumUse(ctx, q, `org_id = ? AND id <> ?`, orgID, except)
+	if err != nil {
+		return u, err
+	}
+	held, err := storageMB(ctx, q, orgID, except)
+	u.DiskMB += held
+	return u, err
+}
+
+// storageMB is what an org's snapshots and volumes (but except) hold on
+// disk, in MiB: a volume its cap, a snapshot its size.
+func storageMB(ctx context.Context, q db, orgID, except string) (int64, error) {
+	var volumes, snapshots int64
+	if err := q.row(ctx, `SELECT CAST(coalesce(sum(size_mb), 0) AS BIGINT) FROM volumes WHERE org_id = ? AND id <> ? AND state <> 'deleted'`,
+		orgID, except).Scan(&volumes); err != nil {
+		return 0, err
+	}
+	err := q.row(ctx, `SELECT CAST(coalesce(sum((size_bytes + 1048575) / 1048576), 0) AS BIGINT) FROM snapshots
+		WHERE org_id = ? AND id <> ? AND state IN ('creating', 'ready')`, orgID, except).Scan(&snapshots)
+	return volumes + snapshots, err
+}
+
+// admitStorage checks, inside tx, that org's plan leaves room on its disk
+// for mb more of storage held by resource id (a volume's cap; a snapshot,
+// whose size is not known before, asks for none beyond the plan's being
+// full). It locks the org's row until tx ends.
+func admitStorage(ctx context.Context, tx db, orgID, id string, mb int64, what string) error {
+	org, err := getOrg(ctx, tx, orgID, true)
+	if err != nil || org.Plan.MaxDiskMB == 0 {
+		return err
+	}
+	use, err := planUse(ctx, tx, orgID, id)
+	if err != nil {
+		return err
+	}
+	if use.DiskMB+mb > org.Plan.MaxDiskMB || (mb == 0 && use.DiskMB >= org.Plan.MaxDiskMB) {
+		return sbx.Errorf(sbx.EPlanLimit, "plan limit: at most %d MB of disk across sandboxes, snapshots and volumes (%d MB held, %s asks for %d MB more); "+
+			"delete a snapshot, a volume or a sandbox, or ask the operator for a larger plan", org.Plan.MaxDiskMB, use.DiskMB, what, mb)
+	}
+	return nil
 }
 
 // sumUse sums what the sandboxes matching where hold.

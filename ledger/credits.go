@@ -352,7 +352,7 @@ func (b bill) settlement(sb sbx.Sandbox, state sbx.State, paid, balance int64) S
 // Settlements lists org's newest settlements, at most limit (1..1000).
 func (s *Store) Settlements(ctx context.Context, orgID string, limit int) ([]Settlement, error) {
 	rows, err := s.read(ctx).query(ctx, `SELECT id, sandbox_id, state, from_at, to_at, cpu_micros, memory_micros, gpu_micros,
-		storage_micros, micros, balance_after, snapshot_id, snapshot_micros FROM settlements WHERE org_id = ? ORDER BY id DESC LIMIT ?`, orgID, limit)
+		storage_micros, micros, balance_after FROM settlements WHERE org_id = ? ORDER BY id DESC LIMIT ?`, orgID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +363,7 @@ func (s *Store) Settlements(ctx context.Context, orgID string, limit int) ([]Set
 		var state string
 		var from, to int64
 		if err := rows.Scan(&st.ID, &st.SandboxID, &state, &from, &to, &st.CPU, &st.Memory, &st.GPU, &st.Storage,
-			&st.Paid, &st.BalanceAfter, &st.SnapshotID, &st.Snapshot); err != nil {
+			&st.Paid, &st.BalanceAfter); err != nil {
 			return nil, err
 		}
 		st.State, st.From, st.To = sbx.State(state), time.UnixMicro(from).UTC(), time.UnixMicro(to).UTC()
@@ -381,7 +381,7 @@ func (s *Store) Spending(ctx context.Context, orgID string, from, to time.Time) 
 	rows, err := s.read(ctx).query(ctx, `
 		SELECT sb.project_id, sb.id, sb.provider_sandbox_id, sb.kind, sb.provider,
 			CAST(sum(st.cpu_micros) AS BIGINT), CAST(sum(st.memory_micros) AS BIGINT), CAST(sum(st.gpu_micros) AS BIGINT),
-			CAST(sum(st.storage_micros) AS BIGINT), CAST(sum(st.snapshot_micros) AS BIGINT), CAST(sum(st.micros) AS BIGINT) AS total
+			CAST(sum(st.storage_micros) AS BIGINT), CAST(sum(st.micros) AS BIGINT) AS total
 		FROM settlements st JOIN sandboxes sb ON sb.id = st.sandbox_id
 		WHERE st.org_id = ? AND st.to_at > ? AND st.to_at <= ?
 		GROUP BY sb.project_id, sb.id, sb.provider_sandbox_id, sb.kind, sb.provider
@@ -395,7 +395,7 @@ func (s *Store) Spending(ctx context.Context, orgID string, from, to time.Time) 
 		var sp Spend
 		var kind string
 		if err := rows.Scan(&sp.ProjectID, &sp.SandboxID, &sp.ProviderSandboxID, &kind, &sp.Provider, &sp.CPU, &sp.Memory,
-			&sp.GPU, &sp.Storage, &sp.Snapshots, &sp.Total); err != nil {
+			&sp.GPU, &sp.Storage, &sp.Total); err != nil {
 			return nil, err
 		}
 		sp.Kind = sbx.Kind(kind)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/pricing"
 )
 
 const snapshotColumns = `id, org_id, workspace_id, project_id, source_sandbox_id, provider, template_id, template_version,
@@ -21,7 +22,8 @@ func snapshotTokenContext(id, orgID string) string {
 	return "snapshot access token\x00" + id + "\x00" + orgID
 }
 
-// InsertSnapshot records a new snapshot, creating.
+// InsertSnapshot records a new snapshot, creating, unless its org's plan's
+// disk is full (its size is known once taken, then counted).
 func (s *Store) InsertSnapshot(ctx context.Context, sn sbx.Snapshot) error {
 	meta, _ := json.Marshal(nonNilMap(sn.Metadata))
 	env, _ := json.Marshal(nonNil(sn.EnvVarNames))
@@ -30,6 +32,9 @@ func (s *Store) InsertSnapshot(ctx context.Context, sn sbx.Snapshot) error {
 		return err
 	}
 	return s.write(ctx, func(tx db) error {
+		if err := admitStorage(ctx, tx, sn.OrgID, sn.ID, 0, "a snapshot"); err != nil {
+			return err
+		}
 		_, err := tx.exec(ctx, `INSERT INTO snapshots (`+snapshotColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sn.ID, sn.OrgID, sn.WorkspaceID, sn.ProjectID, sn.SourceSandboxID, sn.Provider, sn.TemplateID, sn.TemplateVersion,
@@ -69,7 +74,7 @@ func (s *Store) UpdateSnapshot(ctx context.Context, id string, now time.Time, fn
 			return err
 		}
 		if sn.State != before.State {
-			if err := s.settleSnapshotInTx(ctx, tx, &before, now); err != nil {
+			if _, err := s.settleSnapshotInTx(ctx, tx, &before, now); err != nil {
 				return err
 			}
 			sn.BilledMicros, sn.UnbilledNanos, sn.LastSettledAt = before.BilledMicros, before.UnbilledNanos, before.LastSettledAt
@@ -191,19 +196,16 @@ func (s *Store) scanSnapshot(row scanner) (sbx.Snapshot, error) {
 	return sn, nil
 }
 
-// StateSnapshot is the state a snapshot's settlements are recorded at.
-const StateSnapshot sbx.State = "snapshot"
-
 // SettleSnapshot bills snapshot id's storage up to now: the meter's call
 // for every snapshot that holds storage.
-func (s *Store) SettleSnapshot(ctx context.Context, id string, now time.Time) (Settlement, error) {
-	var st Settlement
+func (s *Store) SettleSnapshot(ctx context.Context, id string, now time.Time) (StorageSettlement, error) {
+	var st StorageSettlement
 	err := s.write(ctx, func(tx db) error {
 		sn, err := s.getSnapshot(ctx, tx, "", id, true)
 		if err != nil {
 			return err
 		}
-		if st, err = s.settleSnapshot(ctx, tx, &sn, now); err != nil || st.To.IsZero() {
+		if st, err = s.settleSnapshotInTx(ctx, tx, &sn, now); err != nil || st.To.IsZero() {
 			return err
 		}
 		_, err = tx.exec(ctx, `UPDATE snapshots SET billed_micros = ?, unbilled_nanos = ?, last_settled_at = ? WHERE id = ?`,
@@ -213,51 +215,15 @@ func (s *Store) SettleSnapshot(ctx context.Context, id string, now time.Time) (S
 	return st, err
 }
 
-// settleSnapshotInTx settles sn in tx up to now; the caller writes its row.
-func (s *Store) settleSnapshotInTx(ctx context.Context, tx db, sn *sbx.Snapshot, now time.Time) error {
-	_, err := s.settleSnapshot(ctx, tx, sn, now)
-	return err
-}
-
-// settleSnapshot takes what sn's storage owes since its last settlement
-// from its org's balance (what the balance can pay), records the
-// settlement, and sets sn's credit fields. The zero Settlement: nothing
-// to settle (it holds no storage, or no time passed).
-func (s *Store) settleSnapshot(ctx context.Context, tx db, sn *sbx.Snapshot, now time.Time) (Settlement, error) {
-	if (sn.State != sbx.SnapshotCreating && sn.State != sbx.SnapshotReady) || !now.After(sn.LastSettledAt) {
-		return Settlement{}, nil
+// settleSnapshotInTx settles sn's storage in tx up to now, while it holds
+// some (creating, ready); the caller writes its credit fields.
+func (s *Store) settleSnapshotInTx(ctx context.Context, tx db, sn *sbx.Snapshot, now time.Time) (StorageSettlement, error) {
+	if sn.State != sbx.SnapshotCreating && sn.State != sbx.SnapshotReady {
+		return StorageSettlement{}, nil
 	}
-	table, err := rates(ctx, tx)
-	if err != nil {
-		return Settlement{}, err
-	}
-	nanos := sn.UnbilledNanos + table.HeldCost(sn.SizeBytes, sn.LastSettledAt, now)
-	owed := nanos / 1000
-	var balance int64
-	if err := tx.row(ctx, readBalance+tx.forUpdate(), sn.OrgID).Scan(&balance); err != nil {
-		return Settlement{}, err
-	}
-	paid := min(balance, owed)
-	st := Settlement{OrgID: sn.OrgID, SandboxID: sn.SourceSandboxID, SnapshotID: sn.ID, State: StateSnapshot,
-		From: sn.LastSettledAt, To: now, Snapshot: paid, Paid: paid, Owed: owed, BalanceAfter: balance - paid}
-	if paid > 0 {
-		if _, err := tx.exec(ctx, takeBalance, paid, sn.OrgID); err != nil {
-			return Settlement{}, err
-		}
-	}
-	if owed > 0 {
-		err := tx.row(ctx, `INSERT INTO settlements (org_id, sandbox_id, state, from_at, to_at, cpu_micros, memory_micros,
-			gpu_micros, storage_micros, micros, balance_after, snapshot_id, snapshot_micros)
-			VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?, ?, ?) RETURNING id`,
-			st.OrgID, st.SandboxID, string(st.State), st.From.UnixMicro(), st.To.UnixMicro(), st.Paid, st.BalanceAfter,
-			st.SnapshotID, st.Snapshot).Scan(&st.ID)
-		if err != nil {
-			return Settlement{}, err
-		}
-	}
-	sn.BilledMicros += paid
-	sn.UnbilledNanos, sn.LastSettledAt = nanos%1000, now
-	return st, nil
+	h := held{kind: sbx.StorageSnapshot, rate: pricing.SnapshotStorage, id: sn.ID, orgID: sn.OrgID, projectID: sn.ProjectID,
+		provider: sn.Provider, bytes: sn.SizeBytes, billed: &sn.BilledMicros, unbilled: &sn.UnbilledNanos, settled: &sn.LastSettledAt}
+	return s.settleHeld(ctx, tx, h, now)
 }
 
 // ReadySnapshots lists template's ready snapshots (purpose template) that

@@ -43,7 +43,7 @@ func branchingState(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	st, err := s.SettleSnapshot(ctx, sn.ID, t0.Add(time.Hour))
-	if err != nil || st.Snapshot != 144 {
+	if err != nil || st.Paid != 144 || st.Kind != sbx.StorageSnapshot || st.ProjectID != p.ID {
 		t.Fatalf("settling an hour of 1 GiB: %+v, %v", st, err)
 	}
 	got, err := s.GetSnapshot(ctx, org.ID, sn.ID)
@@ -81,7 +81,7 @@ func branchingState(t *testing.T, dsn string) {
 	if err := s.InsertSandbox(ctx, second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateVolume(ctx, vol.ID, func(v *sbx.Volume, users []string) error {
+	if _, err := s.UpdateVolume(ctx, vol.ID, t0, func(v *sbx.Volume, users []string) error {
 		if len(users) != 2 {
 			t.Errorf("users: %v", users)
 		}
@@ -91,6 +91,14 @@ func branchingState(t *testing.T, dsn string) {
 	}
 	if mounts, err := s.SandboxVolumes(ctx, second.ID); err != nil || len(mounts) != 1 || !mounts[0].ReadOnly || mounts[0].Name != "data" {
 		t.Errorf("mounts: %+v, %v", mounts, err)
+	}
+	// 64 MiB for 16 hours: 64/1024 × 57600 s × 40 nano-credits = 144 micro-credits.
+	if st, err := s.SettleVolume(ctx, vol.ID, t0.Add(16*time.Hour)); err != nil || st.Paid != 144 || st.Kind != sbx.StorageVolume {
+		t.Errorf("settling a volume: %+v, %v", st, err)
+	}
+	spend, err := s.StorageSpending(ctx, org.ID, t0, t0.Add(17*time.Hour))
+	if err != nil || len(spend) != 2 || spend[0].Total != 144 || spend[1].Total != 144 {
+		t.Errorf("storage spending: %+v, %v", spend, err)
 	}
 
 	pool := sbx.Pool{TemplateID: "base", OrgID: org.ID, WorkspaceID: ws.ID, ProjectID: p.ID, MinReady: 1, MaxReady: 2, Resources: src.Resources, UpdatedAt: t0}

@@ -9,16 +9,22 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/pricing"
 )
 
-const volumeColumns = `id, org_id, workspace_id, project_id, name, provider, size_mb, state, created_at, deleted_at`
+const volumeColumns = `id, org_id, workspace_id, project_id, name, provider, size_mb, state, created_at, deleted_at,
+	billed_micros, unbilled_nanos, last_settled_at`
 
-// InsertVolume records a new volume; a live volume of the same name in its
-// project is a 409.
+// InsertVolume records a new volume, which its org's plan's disk must have
+// room for; a live volume of the same name in its project is a 409.
 func (s *Store) InsertVolume(ctx context.Context, v sbx.Volume) error {
 	return s.write(ctx, func(tx db) error {
-		_, err := tx.exec(ctx, `INSERT INTO volumes (`+volumeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			v.ID, v.OrgID, v.WorkspaceID, v.ProjectID, v.Name, v.Provider, v.SizeMB, string(v.State), v.CreatedAt.UnixMicro(), micros(v.DeletedAt))
+		if err := admitStorage(ctx, tx, v.OrgID, v.ID, v.SizeMB, "volume "+v.Name); err != nil {
+			return err
+		}
+		_, err := tx.exec(ctx, `INSERT INTO volumes (`+volumeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			v.ID, v.OrgID, v.WorkspaceID, v.ProjectID, v.Name, v.Provider, v.SizeMB, string(v.State), v.CreatedAt.UnixMicro(), micros(v.DeletedAt),
+			v.BilledMicros, v.UnbilledNanos, v.CreatedAt.UnixMicro())
 		if isUniqueViolation(err) {
 			return sbx.Errorf(sbx.EConflict, "a volume named %s already exists in this project", v.Name)
 		}
@@ -87,8 +93,9 @@ func (s *Store) ListVolumes(ctx context.Context, f sbx.VolumeFilter) ([]sbx.Volu
 // UpdateVolume changes a live volume with fn, in one transaction with the
 // check of its users: fn gets the provider sandbox IDs of the sandboxes
 // that mount it and are not final (or have an operation in flight), and
-// refuses by returning an error.
-func (s *Store) UpdateVolume(ctx context.Context, id string, fn func(v *sbx.Volume, users []string) error) (sbx.Volume, error) {
+// refuses by returning an error. Its storage is settled up to now first,
+// at the size it had.
+func (s *Store) UpdateVolume(ctx context.Context, id string, now time.Time, fn func(v *sbx.Volume, users []string) error) (sbx.Volume, error) {
 	var v sbx.Volume
 	err := s.write(ctx, func(tx db) error {
 		var err error
@@ -99,14 +106,25 @@ func (s *Store) UpdateVolume(ctx context.Context, id string, fn func(v *sbx.Volu
 		if err != nil {
 			return err
 		}
+		if _, err := s.settleVolumeInTx(ctx, tx, &v, now); err != nil { // at the size it had
+			return err
+		}
 		users, err := volumeUsers(ctx, tx, id, false)
 		if err != nil {
 			return err
 		}
+		size := v.SizeMB
 		if err := fn(&v, users); err != nil {
 			return err
 		}
-		_, err = tx.exec(ctx, `UPDATE volumes SET size_mb = ?, state = ?, deleted_at = ? WHERE id = ?`, v.SizeMB, string(v.State), micros(v.DeletedAt), v.ID)
+		if v.SizeMB > size {
+			if err := admitStorage(ctx, tx, v.OrgID, v.ID, v.SizeMB, "volume "+v.Name); err != nil {
+				return err
+			}
+		}
+		_, err = tx.exec(ctx, `UPDATE volumes SET size_mb = ?, state = ?, deleted_at = ?, billed_micros = ?, unbilled_nanos = ?,
+			last_settled_at = ? WHERE id = ?`, v.SizeMB, string(v.State), micros(v.DeletedAt), v.BilledMicros, v.UnbilledNanos,
+			v.LastSettledAt.UnixMicro(), v.ID)
 		return err
 	})
 	return v, err
@@ -184,10 +202,10 @@ func (s *Store) SandboxVolumes(ctx context.Context, sandboxID string) ([]sbx.Vol
 	return out, rows.Err()
 }
 
-// LiveVolumes lists a provider's volumes that are not deleted: what
-// reconcile compares with the provider's.
+// LiveVolumes lists a provider's (provider "": every) volumes that are not
+// deleted: what reconcile compares with the provider's, and the meter bills.
 func (s *Store) LiveVolumes(ctx context.Context, provider string) ([]sbx.Volume, error) {
-	rows, err := s.read(ctx).query(ctx, `SELECT `+volumeColumns+` FROM volumes WHERE provider = ? AND state <> 'deleted'`, provider)
+	rows, err := s.read(ctx).query(ctx, `SELECT `+volumeColumns+` FROM volumes WHERE (provider = ? OR ? = '') AND state <> 'deleted'`, provider, provider)
 	if err != nil {
 		return nil, err
 	}
@@ -206,9 +224,37 @@ func (s *Store) LiveVolumes(ctx context.Context, provider string) ([]sbx.Volume,
 func scanVolume(row scanner) (sbx.Volume, error) {
 	var v sbx.Volume
 	var state string
-	var created int64
+	var created, settled int64
 	var deleted sql.NullInt64
-	err := row.Scan(&v.ID, &v.OrgID, &v.WorkspaceID, &v.ProjectID, &v.Name, &v.Provider, &v.SizeMB, &state, &created, &deleted)
+	err := row.Scan(&v.ID, &v.OrgID, &v.WorkspaceID, &v.ProjectID, &v.Name, &v.Provider, &v.SizeMB, &state, &created, &deleted,
+		&v.BilledMicros, &v.UnbilledNanos, &settled)
 	v.State, v.CreatedAt, v.DeletedAt = sbx.VolumeState(state), time.UnixMicro(created).UTC(), fromMicros(deleted)
+	v.LastSettledAt = time.UnixMicro(settled).UTC()
 	return v, err
+}
+
+// settleVolumeInTx settles v's storage, at its cap, up to now.
+func (s *Store) settleVolumeInTx(ctx context.Context, tx db, v *sbx.Volume, now time.Time) (StorageSettlement, error) {
+	h := held{kind: sbx.StorageVolume, rate: pricing.VolumeStorage, id: v.ID, orgID: v.OrgID, projectID: v.ProjectID,
+		provider: v.Provider, bytes: v.SizeMB << 20, billed: &v.BilledMicros, unbilled: &v.UnbilledNanos, settled: &v.LastSettledAt}
+	return s.settleHeld(ctx, tx, h, now)
+}
+
+// SettleVolume bills volume id's storage up to now: the meter's call for
+// every live volume.
+func (s *Store) SettleVolume(ctx context.Context, id string, now time.Time) (StorageSettlement, error) {
+	var st StorageSettlement
+	err := s.write(ctx, func(tx db) error {
+		v, err := scanVolume(tx.row(ctx, `SELECT `+volumeColumns+` FROM volumes WHERE id = ?`+tx.forUpdate(), id))
+		if err != nil || v.State == sbx.VolumeDeleted {
+			return err
+		}
+		if st, err = s.settleVolumeInTx(ctx, tx, &v, now); err != nil || st.To.IsZero() {
+			return err
+		}
+		_, err = tx.exec(ctx, `UPDATE volumes SET billed_micros = ?, unbilled_nanos = ?, last_settled_at = ? WHERE id = ?`,
+			v.BilledMicros, v.UnbilledNanos, v.LastSettledAt.UnixMicro(), v.ID)
+		return err
+	})
+	return st, err
 }

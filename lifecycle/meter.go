@@ -24,8 +24,8 @@ func NewLoops(m *Manager, store LoopStore) *Loops { return &Loops{m: m, store: s
 // DefaultMeterInterval is how often the meter settles when not told.
 const DefaultMeterInterval = 10 * time.Second
 
-// RunMeter settles every running and paused sandbox, and every snapshot's
-// storage, each interval until ctx ends. State changes settle on their own, in the ledger.
+// RunMeter settles every running and paused sandbox, and what every
+// snapshot and volume holds, each interval until ctx ends. State changes settle on their own, in the ledger.
 func (l *Loops) RunMeter(ctx context.Context, every time.Duration) {
 	for {
 		l.Meter(ctx)
@@ -52,21 +52,29 @@ func (l *Loops) Meter(ctx context.Context) {
 		return
 	}
 	l.settleAll(ctx, ids, table)
-	l.settleSnapshots(ctx)
+	l.settleStorage(ctx)
 	l.PauseUnfunded(ctx)
 }
 
-// settleSnapshots settles the storage of every snapshot that holds some.
-func (l *Loops) settleSnapshots(ctx context.Context) {
+// settleStorage settles what every snapshot and volume holds.
+func (l *Loops) settleStorage(ctx context.Context) {
+	now := l.m.clock.Now()
 	snaps, err := l.store.OpenSnapshots(ctx, "")
 	if err != nil {
 		l.logLoop(ctx, "meter: listing snapshots", err)
-		return
 	}
-	now := l.m.clock.Now()
 	for _, sn := range snaps {
 		if _, err := l.store.SettleSnapshot(ctx, sn.ID, now); err != nil {
 			l.logLoop(ctx, "meter: settling a snapshot", err, "snapshot", sn.ID)
+		}
+	}
+	vols, err := l.store.LiveVolumes(ctx, "")
+	if err != nil {
+		l.logLoop(ctx, "meter: listing volumes", err)
+	}
+	for _, v := range vols {
+		if _, err := l.store.SettleVolume(ctx, v.ID, now); err != nil {
+			l.logLoop(ctx, "meter: settling a volume", err, "volume", v.ID)
 		}
 	}
 }

@@ -69,6 +69,7 @@ func (m *Manager) snapshotter(name, what string) (sbx.Snapshotter, error) {
 // whose files it removes.
 func (m *Manager) snapshot(ctx context.Context, id string, req SnapshotRequest, purpose sbx.SnapshotPurpose, why string) (sbx.Snapshot, error) {
 	var sn sbx.Snapshot
+	var refused error // the call's own answer, when it is a caller's (a plan's limit, what the provider cannot snapshot)
 	_, err := m.run(ctx, id, step{
 		action: sbx.ActionSnapshot,
 		why:    why,
@@ -79,14 +80,21 @@ func (m *Manager) snapshot(ctx context.Context, id string, req SnapshotRequest, 
 				Memory: req.Memory, Purpose: purpose, State: sbx.SnapshotCreating, Resources: sb.Resources,
 				EnvVarNames: sb.EnvVarNames, AccessToken: sb.AccessToken, CreatedAt: now, LastSettledAt: now}
 			if err := m.store.InsertSnapshot(ctx, sn); err != nil {
+				refused = err
 				return nil, err
 			}
 			info, err := p.(sbx.Snapshotter).Snapshot(ctx, sb.Handle, sn.ID, req.Memory)
 			sn, _ = m.settleSnapshot(ctx, sn.ID, info, err)
+			if code := sbx.ErrorCode(err); code != "" && code != sbx.EProvider && code != sbx.EInternal {
+				refused = err
+			}
 			return nil, err
 		},
 		settle: func(*sbx.Sandbox, sbx.Transition, any) {},
 	})
+	if refused != nil {
+		return sn, refused
+	}
 	if err != nil {
 		return sn, err
 	}

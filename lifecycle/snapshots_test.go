@@ -50,21 +50,20 @@ func TestSnapshotLifecycle(t *testing.T) {
 	// Storage is billed, per GiB held, under its own resource.
 	e.clock.Advance(time.Hour)
 	e.loops().Meter(ctx)
-	sts, err := e.store.Settlements(ctx, e.caller.Org.ID, 100)
+	spend, err := e.store.StorageSpending(ctx, e.caller.Org.ID, e.clock.Now().Add(-2*time.Hour), e.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var paid int64
-	for _, st := range sts {
-		if st.SnapshotID == sn.ID {
-			paid += st.Snapshot
-			if st.SandboxID != src.ID || st.State != ledger.StateSnapshot || st.CPU+st.Memory+st.Storage != 0 {
-				t.Errorf("a snapshot's settlement: %+v", st)
-			}
+	for _, sp := range spend {
+		if sp.Kind != sbx.StorageSnapshot || sp.ProjectID != src.ProjectID {
+			t.Errorf("storage spending: %+v", sp)
 		}
+		paid += sp.Total
 	}
-	// 1 GiB for an hour at 40 nano-credits per GiB-second: 144 micro-credits.
-	if paid != 144 {
+	// Two snapshots of 1 GiB for an hour at 40 nano-credits per GiB-second:
+	// 144 micro-credits each.
+	if paid != 288 {
 		t.Errorf("an hour of a 1 GiB snapshot paid %d micro-credits, want 144", paid)
 	}
 

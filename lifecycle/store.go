@@ -76,7 +76,9 @@ type LoopStore interface {
 	NextExpiry(ctx context.Context) (time.Time, error)
 	IdlePaused(ctx context.Context, before time.Time) ([]sbx.Sandbox, error)
 	OpenSnapshots(ctx context.Context, provider string) ([]sbx.Snapshot, error)
-	SettleSnapshot(ctx context.Context, id string, now time.Time) (sbx.Settlement, error)
+	SettleSnapshot(ctx context.Context, id string, now time.Time) (sbx.StorageSettlement, error)
+	LiveVolumes(ctx context.Context, provider string) ([]sbx.Volume, error)
+	SettleVolume(ctx context.Context, id string, now time.Time) (sbx.StorageSettlement, error)
 }
 
 // MemberStore is what Members reads and writes: members and plans, and a

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
@@ -16,7 +17,7 @@ type volumeStore interface {
 	InsertVolume(ctx context.Context, v sbx.Volume) error
 	GetVolume(ctx context.Context, orgID, projectID, ref string) (sbx.Volume, error)
 	ListVolumes(ctx context.Context, f sbx.VolumeFilter) ([]sbx.Volume, string, error)
-	UpdateVolume(ctx context.Context, id string, fn func(v *sbx.Volume, users []string) error) (sbx.Volume, error)
+	UpdateVolume(ctx context.Context, id string, now time.Time, fn func(v *sbx.Volume, users []string) error) (sbx.Volume, error)
 	SandboxVolumes(ctx context.Context, sandboxID string) ([]sbx.VolumeMount, error)
 	LiveVolumes(ctx context.Context, provider string) ([]sbx.Volume, error)
 }
@@ -148,7 +149,7 @@ func (m *Manager) ResizeVolume(ctx context.Context, c sbx.Caller, ref string, si
 	if sizeMB <= v.SizeMB || sizeMB > m.cfg.Limits.MaxDiskMB {
 		return v, sbx.Invalid("sizeMB", "a volume grows: sizeMB must be more than its %d and at most %d", v.SizeMB, m.cfg.Limits.MaxDiskMB)
 	}
-	if _, err := m.store.UpdateVolume(ctx, v.ID, func(v *sbx.Volume, users []string) error {
+	if _, err := m.store.UpdateVolume(ctx, v.ID, m.clock.Now(), func(v *sbx.Volume, users []string) error {
 		if v.State != sbx.VolumeReady {
 			return sbx.Errorf(sbx.EConflict, "volume %s is %s", v.Name, v.State)
 		}
@@ -159,7 +160,7 @@ func (m *Manager) ResizeVolume(ctx context.Context, c sbx.Caller, ref string, si
 	}
 	ctx = context.WithoutCancel(ctx)
 	resized := vp.ResizeVolume(ctx, v.ID, sizeMB)
-	v, err = m.store.UpdateVolume(ctx, v.ID, func(v *sbx.Volume, _ []string) error {
+	v, err = m.store.UpdateVolume(ctx, v.ID, m.clock.Now(), func(v *sbx.Volume, _ []string) error {
 		v.State = sbx.VolumeReady
 		if resized == nil {
 			v.SizeMB = sizeMB
@@ -185,7 +186,7 @@ func (m *Manager) DeleteVolume(ctx context.Context, c sbx.Caller, ref string) (s
 	if err != nil {
 		return v, err
 	}
-	v, err = m.store.UpdateVolume(ctx, v.ID, func(v *sbx.Volume, users []string) error {
+	v, err = m.store.UpdateVolume(ctx, v.ID, m.clock.Now(), func(v *sbx.Volume, users []string) error {
 		if v.State != sbx.VolumeReady {
 			return sbx.Errorf(sbx.EConflict, "volume %s is %s", v.Name, v.State)
 		}
@@ -257,7 +258,7 @@ func (m *Manager) reconcileVolumes(ctx context.Context, p sbx.Provider) error {
 	for _, v := range rows {
 		live[v.ID] = true
 		if v.State == sbx.VolumeResizing { // its resize was cut short: the provider mounts it again at start
-			if _, err := m.store.UpdateVolume(ctx, v.ID, func(v *sbx.Volume, _ []string) error { v.State = sbx.VolumeReady; return nil }); err != nil {
+			if _, err := m.store.UpdateVolume(ctx, v.ID, m.clock.Now(), func(v *sbx.Volume, _ []string) error { v.State = sbx.VolumeReady; return nil }); err != nil {
 				return err
 			}
 		}

@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/lifecycle"
@@ -55,13 +56,48 @@ func TestVolumeRules(t *testing.T) {
 	if _, err := e.m.Kill(ctx, e.caller, next.ID); err != nil {
 		t.Fatal(err)
 	}
-	if v, err = e.m.DeleteVolume(ctx, e.caller, v.ID); err != nil || v.State != sbx.VolumeDeleted {
+	// Its cap is billed while it lives: 128 MiB for 8 hours at 40
+	// nano-credits per GiB-second is 144 micro-credits.
+	e.clock.Advance(8 * time.Hour)
+	e.loops().Meter(ctx)
+	if v, err = e.m.DeleteVolume(ctx, e.caller, v.ID); err != nil || v.State != sbx.VolumeDeleted || v.BilledMicros != 144 {
 		t.Fatalf("delete: %+v, %v", v, err)
+	}
+	e.clock.Advance(time.Hour)
+	e.loops().Meter(ctx)
+	if got, _, _ := e.m.ListVolumes(ctx, e.caller, sbx.Page{}); len(got) != 0 {
+		t.Errorf("deleted volumes listed: %+v", got)
 	}
 	if ids, _ := e.prov.Volumes(ctx); len(ids) != 0 {
 		t.Errorf("the provider still holds %v", ids)
 	}
 	if _, err := e.m.CreateVolume(ctx, e.caller, "data", 64); err != nil {
 		t.Errorf("a deleted volume's name is free again: %v", err)
+	}
+}
+
+// Volumes and snapshots count against the plan's disk: a volume past it,
+// a sandbox whose disk would pass it, and a snapshot once it is full, are
+// refused with plan_limit_exceeded.
+func TestStorageCountsAgainstThePlansDisk(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	plan := e.caller.Org.Plan
+	plan.MaxDiskMB = 1024
+	if _, err := e.store.SetPlan(ctx, e.caller.Org.ID, plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.CreateVolume(ctx, e.caller, "big", 768); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.m.CreateVolume(ctx, e.caller, "more", 512)
+	wantCode(t, err, sbx.EPlanLimit, "768 MB held")
+	_, err = e.m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 256, DiskMB: 512}})
+	wantCode(t, err, sbx.EPlanLimit, "disk")
+	sb := e.create(lifecycle.CreateRequest{Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 256, DiskMB: 256}})
+	_, err = e.m.Snapshot(ctx, e.caller, sb.ID, lifecycle.SnapshotRequest{Memory: true})
+	wantCode(t, err, sbx.EPlanLimit, "a snapshot")
+	if got := e.get(sb.ID); got.State != sbx.StateRunning || got.Intent != sbx.IntentNone {
+		t.Errorf("the source after a refused snapshot: %s %s", got.State, got.Intent)
 	}
 }

@@ -28,10 +28,12 @@ const (
 	PausedStorage Resource = "paused_storage" // while paused: the held state, the sandbox's memory size
 	// SnapshotStorage is what a snapshot holds on disk, while it is held.
 	SnapshotStorage Resource = "snapshot_storage"
+	// VolumeStorage is a volume's cap, while the volume lives.
+	VolumeStorage Resource = "volume_storage"
 )
 
 // Resources lists the resources.
-var Resources = []Resource{CPU, Memory, GPU, PausedStorage, SnapshotStorage}
+var Resources = []Resource{CPU, Memory, GPU, PausedStorage, SnapshotStorage, VolumeStorage}
 
 // Shares are the GPU shares a rate may name; 0 names the price of a whole
 // card, which a share without its own rate pays in proportion.
@@ -49,7 +51,7 @@ type Rate struct {
 // Check says what is wrong with r, if anything.
 func (r Rate) Check() error {
 	switch r.Resource {
-	case CPU, Memory, PausedStorage, SnapshotStorage:
+	case CPU, Memory, PausedStorage, SnapshotStorage, VolumeStorage:
 		if r.GPUType != "" || r.GPUShare != 0 {
 			return sbx.Invalid("gpu_type", "a %s rate names no GPU type or share", r.Resource)
 		}
@@ -58,7 +60,7 @@ func (r Rate) Check() error {
 			return sbx.Invalid("gpu_share", "gpu_share %d: want 25, 50, 75 or 100 (or 0: the price of a whole card)", r.GPUShare)
 		}
 	default:
-		return sbx.Invalid("resource", "resource %q: want one of cpu, memory, gpu, paused_storage, snapshot_storage", r.Resource)
+		return sbx.Invalid("resource", "resource %q: want one of cpu, memory, gpu, paused_storage, snapshot_storage, volume_storage", r.Resource)
 	}
 	if r.NanosPerSecond < 0 {
 		return sbx.Invalid("credits_per_second", "a price cannot be negative")
@@ -83,6 +85,7 @@ func Default() Table {
 		{Resource: Memory, NanosPerSecond: 4_500},                   // 0.0000045 per GiB-second
 		{Resource: PausedStorage, NanosPerSecond: 40},               // 0.00000004 per GiB-second, about 0.10 per GiB-month
 		{Resource: SnapshotStorage, NanosPerSecond: 40},             // the same: about 0.10 per GiB-month
+		{Resource: VolumeStorage, NanosPerSecond: 40},               // the same
 		{Resource: GPU, NanosPerSecond: 1_100_000},                  // any other type: as an H100
 		{Resource: GPU, GPUType: "h100", NanosPerSecond: 1_100_000}, // about 3.96 an hour
 		{Resource: GPU, GPUType: "a100", NanosPerSecond: 700_000},   // about 2.52 an hour
@@ -142,15 +145,16 @@ func (t Table) Cost(res sbx.Resources, state sbx.State, from, to time.Time) Char
 	return c
 }
 
-// HeldCost prices holding bytes of storage (a snapshot's) over [from, to),
-// in nano-credits, each part of the interval at the rate effective then.
-func (t Table) HeldCost(bytes int64, from, to time.Time) int64 {
+// HeldCost prices holding bytes of storage of resource (SnapshotStorage,
+// VolumeStorage) over [from, to), in nano-credits, each part of the
+// interval at the rate effective then.
+func (t Table) HeldCost(res Resource, bytes int64, from, to time.Time) int64 {
 	if !to.After(from) || bytes <= 0 {
 		return 0
 	}
 	cuts := []time.Time{from}
 	for _, r := range t {
-		if r.Resource == SnapshotStorage && r.EffectiveAt.After(from) && r.EffectiveAt.Before(to) {
+		if r.Resource == res && r.EffectiveAt.After(from) && r.EffectiveAt.Before(to) {
 			cuts = append(cuts, r.EffectiveAt)
 		}
 	}
@@ -159,7 +163,7 @@ func (t Table) HeldCost(bytes int64, from, to time.Time) int64 {
 	var n int64
 	mib := uint64((bytes + 1<<20 - 1) >> 20)
 	for i := 0; i+1 < len(cuts); i++ {
-		n += cost(t.price(SnapshotStorage, "", 0, cuts[i]), mib, uint64(cuts[i+1].Sub(cuts[i]).Microseconds()), 1024)
+		n += cost(t.price(res, "", 0, cuts[i]), mib, uint64(cuts[i+1].Sub(cuts[i]).Microseconds()), 1024)
 	}
 	return n
 }

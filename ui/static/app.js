@@ -653,7 +653,7 @@ $('#files-upload').addEventListener('submit', async (ev) => {
 // ---- the wallet ----
 
 const fmtC = (c) => (c == null || c === '' ? '—' : Number(c).toFixed(6));
-const RESOURCES = [['cpu', 'CPU'], ['memory', 'Memory'], ['gpu', 'GPU'], ['paused_storage', 'Paused storage'], ['snapshot_storage', 'Snapshots']];
+const RESOURCES = [['cpu', 'CPU'], ['memory', 'Memory'], ['gpu', 'GPU'], ['paused_storage', 'Paused storage'], ['snapshot_storage', 'Snapshots'], ['volume_storage', 'Volumes']];
 
 function pairs(sel, rows) {
   $(`${sel} tbody`).replaceChildren(...(rows.length ? rows : [['none', '']]).map(([k, v]) => el('tr', { 'data-key': k },

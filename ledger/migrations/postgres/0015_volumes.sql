@@ -13,7 +13,10 @@ CREATE TABLE volumes (
     size_mb      BIGINT NOT NULL,
     state        TEXT NOT NULL,
     created_at   BIGINT NOT NULL,
-    deleted_at   BIGINT
+    deleted_at   BIGINT,
+    billed_micros   BIGINT NOT NULL DEFAULT 0, -- its storage, per GiB of its cap held (volume_storage)
+    unbilled_nanos  BIGINT NOT NULL DEFAULT 0,
+    last_settled_at BIGINT NOT NULL
 );
 CREATE UNIQUE INDEX volumes_live_name ON volumes (project_id, name) WHERE state <> 'deleted';
 CREATE INDEX volumes_org_created ON volumes (org_id, created_at DESC, id DESC);

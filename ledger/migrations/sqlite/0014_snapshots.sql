@@ -4,7 +4,7 @@
 -- fork restores its children from. access_token is the token of the agent
 -- the snapshot holds, sealed and bound to the row, for serve to give each
 -- restored agent its own. Storage held (creating, ready) is billed per GiB
--- (pricing.SnapshotStorage), through the settlements' snapshot_id.
+-- (pricing.SnapshotStorage) in storage_settlements.
 CREATE TABLE snapshots (
     id                TEXT PRIMARY KEY,
     org_id            TEXT NOT NULL REFERENCES orgs (id),
@@ -42,8 +42,21 @@ CREATE INDEX snapshots_open ON snapshots (provider, state);
 ALTER TABLE sandboxes ADD COLUMN snapshot_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE sandboxes ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';
 
--- A snapshot's storage is settled like a sandbox's time: a settlement with
--- its snapshot_id (sandbox_id its source, state 'snapshot') whose
--- snapshot_micros is what it paid.
-ALTER TABLE settlements ADD COLUMN snapshot_id TEXT NOT NULL DEFAULT '';
-ALTER TABLE settlements ADD COLUMN snapshot_micros BIGINT NOT NULL DEFAULT 0;
+
+-- What storage held outside sandboxes paid (snapshots; volumes, 0015): a
+-- settlement per interval, of the bytes held then, at the resource's rate
+-- (snapshot_storage, volume_storage), as much as the balance could pay.
+CREATE TABLE storage_settlements (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    org_id       TEXT NOT NULL REFERENCES orgs (id),
+    project_id   TEXT NOT NULL REFERENCES projects (id),
+    provider     TEXT NOT NULL,
+    kind         TEXT NOT NULL, -- snapshot, volume
+    resource_id  TEXT NOT NULL, -- the snapshot's or volume's sbx UUID
+    bytes        BIGINT NOT NULL,
+    from_at      BIGINT NOT NULL,
+    to_at        BIGINT NOT NULL,
+    micros       BIGINT NOT NULL,
+    balance_after BIGINT NOT NULL
+);
+CREATE INDEX storage_settlements_org_at ON storage_settlements (org_id, to_at);
