@@ -68,10 +68,15 @@ func TestWarmPoolsLocal(t *testing.T) {
 			t.Errorf("require: %+v", sb.Timeline)
 		}
 	}
-	s.ok("pool", "set", "base", "--min", "0", "--max", "1", "--memory-mb", "256", "--disk-mb", "512")
+	var set apiv1.WarmPool
+	s.call("PUT", "/api/v1/admin/template-warm-pools/base", map[string]any{"min_ready": 0, "max_ready": 1, "memoryMB": 256, "diskMB": 512}, http.StatusOK, &set)
+	if set.MinReady != 0 || set.MemoryMB != 256 {
+		t.Errorf("the pool set again: %+v", set)
+	}
 	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "memoryMB": 256, "diskMB": 512, "warmPool": "require"},
 		http.StatusServiceUnavailable, "has no sandbox ready")
-	s.ok("pool", "rm", "base")
+	s.call("DELETE", "/api/v1/admin/template-warm-pools/base", nil, http.StatusNoContent, nil)
+	s.fail("DELETE", "/api/v1/admin/template-warm-pools/base", nil, http.StatusNotFound, "has no warm pool")
 	for _, sb := range s.listAll("") {
 		if sb.Metadata["sbx.pool"] != "" && !(sb.State == "killed" || sb.State == "failed") {
 			t.Errorf("a pool member outlived its pool: %s %s", sb.SandboxID, sb.State)

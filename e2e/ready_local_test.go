@@ -57,7 +57,10 @@ func TestReadyTemplateLocal(t *testing.T) {
 	}
 	s.ok("pool", "rm", slowWeb)
 
-	s.ok("template", "ready", slowWeb, "--rm")
+	s.call("DELETE", "/api/v1/admin/templates/"+slowWeb+"/ready", nil, http.StatusNoContent, nil)
+	if _, errOut, code := s.cli("template", "ready", slowWeb, "--rm"); code == 0 || !strings.Contains(errOut, "has no ready snapshot") {
+		t.Errorf("sbx template ready --rm of none: exit %d %s", code, errOut)
+	}
 	s.call("GET", "/api/v1/admin/templates/"+slowWeb+"/ready", nil, http.StatusOK, &st)
 	if st.State != "none" {
 		t.Errorf("after --rm: %+v", st)

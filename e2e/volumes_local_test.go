@@ -68,6 +68,16 @@ func TestVolumesLocal(t *testing.T) {
 	if ls := s.ok("volume", "ls", "data"); !strings.Contains(ls, "cli.txt") || !strings.Contains(ls, "note") {
 		t.Errorf("sbx volume ls: %q", ls)
 	}
+	var entries apiv1.EntryList
+	s.call("GET", "/api/v1/volumes/data/files/list?path=/dir", nil, http.StatusOK, &entries)
+	if len(entries.Items) != 1 || entries.Items[0].Path != "/dir/f" || entries.Items[0].Size != 5 {
+		t.Errorf("the volume's /dir: %+v", entries.Items)
+	}
+	var vols apiv1.VolumeList
+	s.call("GET", "/api/v1/volumes", nil, http.StatusOK, &vols)
+	if len(vols.Items) != 1 || vols.Items[0].Name != "data" || vols.Items[0].SizeMB != 64 {
+		t.Errorf("volumes: %+v", vols.Items)
+	}
 	s.fail("GET", "/api/v1/volumes/data/files?path=/../../etc/passwd", nil, http.StatusNotFound, "does not exist")
 
 	// Killed: the next sandbox reads what the first wrote.

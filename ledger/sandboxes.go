@@ -71,6 +71,15 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 			return err
 		}
 	}
+	if sb.Pool != "" { // a member of a pool deleted meanwhile would outlive it
+		var n int
+		if err := tx.row(ctx, `SELECT count(*) FROM template_pools WHERE template_id = ?`, sb.Pool).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return sbx.Errorf(sbx.ENotFound, "template %s has no warm pool", sb.Pool)
+		}
+	}
 	_, err = tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,

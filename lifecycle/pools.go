@@ -83,7 +83,10 @@ func (m *Manager) Pools(ctx context.Context, c sbx.Caller) ([]PoolStatus, error)
 	return out, nil
 }
 
-// DeletePool removes template's warm pool and kills its waiting members.
+// DeletePool removes template's warm pool and kills its waiting members:
+// the pool's row goes first, so no member is made after the list is read
+// (the ledger refuses one of a pool that is gone), and a member checked out
+// meanwhile is not killed.
 func (m *Manager) DeletePool(ctx context.Context, c sbx.Caller, template string) error {
 	if err := authz.Operator(c, "delete a template's warm pool"); err != nil {
 		return err
@@ -96,7 +99,13 @@ func (m *Manager) DeletePool(ctx context.Context, c sbx.Caller, template string)
 		return err
 	}
 	for _, sb := range members {
-		if _, err := m.kill(ctx, sb.ID, sbx.EndDeleted); err != nil && sbx.ErrorCode(err) != sbx.EConflict {
+		stillMember := func(sb sbx.Sandbox) error { // not one checked out meanwhile
+			if sb.Pool != template {
+				return sbx.Errorf(sbx.EConflict, "sandbox %s was checked out", sb.ProviderSandboxID)
+			}
+			return nil
+		}
+		if _, err := m.killIf(ctx, sb.ID, sbx.EndDeleted, stillMember); err != nil && sbx.ErrorCode(err) != sbx.EConflict {
 			return err
 		}
 	}

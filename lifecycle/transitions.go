@@ -15,6 +15,7 @@ import (
 type step struct {
 	action  sbx.Action
 	admit   func(ctx context.Context, sb sbx.Sandbox) error               // optional: conditions beyond the row (below)
+	guard   func(sb sbx.Sandbox) error                                    // optional: a condition on the row, checked where the intent is written
 	prepare func(sb *sbx.Sandbox)                                         // optional: changes written with the intent
 	call    func(context.Context, sbx.Provider, sbx.Sandbox) (any, error) // the provider call
 	settle  func(sb *sbx.Sandbox, t sbx.Transition, result any)           // applies a successful outcome: t.To and the rest
@@ -53,6 +54,11 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 		var err error
 		if t, err = sbx.Allow(*sb, st.action); err != nil {
 			return nil, err
+		}
+		if st.guard != nil {
+			if err := st.guard(*sb); err != nil {
+				return nil, err
+			}
 		}
 		sb.Intent, sb.UpdatedAt = t.Intent, m.clock.Now()
 		if st.prepare != nil {
@@ -202,8 +208,15 @@ func (m *Manager) Kill(ctx context.Context, c sbx.Caller, ref string) (sbx.Sandb
 }
 
 func (m *Manager) kill(ctx context.Context, id string, reason sbx.EndReason) (sbx.Sandbox, error) {
+	return m.killIf(ctx, id, reason, nil)
+}
+
+// killIf is kill of a sandbox whose row guard accepts, where the kill's
+// intent is written.
+func (m *Manager) killIf(ctx context.Context, id string, reason sbx.EndReason, guard func(sbx.Sandbox) error) (sbx.Sandbox, error) {
 	return m.run(ctx, id, step{
 		action: sbx.ActionDelete,
+		guard:  guard,
 		prepare: func(sb *sbx.Sandbox) {
 			if sb.State != sbx.StateFailed { // a failed sandbox keeps why it failed
 				sb.EndReason = reason
