@@ -143,7 +143,10 @@ type Sandbox struct {
 	Volumes     []VolumeMount
 	Handle      Handle // the provider's recovery handle; empty until created
 	AccessToken string // the agent token, in clear only in memory
-	UpdatedAt   time.Time
+	// NextToken is a warm pool member's: its agent takes it too, and its
+	// checkout makes it the access token without a call to the agent.
+	NextToken string
+	UpdatedAt time.Time
 }
 
 // Event is one step of a sandbox's timeline.

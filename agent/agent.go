@@ -61,6 +61,7 @@ type Agent struct {
 	env     atomic.Pointer[[]string] // the base of every command's environment, less the token; replaced by a restored sandbox's own (POST /token)
 	log     *slog.Logger
 	token   atomic.Pointer[[sha256.Size]byte] // the access token's hash
+	next    atomic.Pointer[[sha256.Size]byte] // a token also taken, which its first use makes the only one (POST /token's next)
 	procs   *table
 	reaper  *reaper
 

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -96,4 +97,51 @@ func TestCloseKillsCommands(t *testing.T) {
 	a.Close()
 	e.eventually("the command's child to die", func() bool { return gone(sleeper) })
 	e.fail(http.MethodPost, "/commands", apiv1.StartCommandRequest{Cmd: "true"}, http.StatusServiceUnavailable)
+}
+
+// serve's POST /token: a next token is taken beside the token until its
+// first use makes it the only one; env and unset replace the environment
+// commands start from.
+func TestTokenNextAndEnv(t *testing.T) {
+	dir := t.TempDir()
+	a, err := agent.New(agent.Config{Token: token, Workdir: dir, Env: append(testenv.AgentEnv(t), "OLD=1"),
+		Rotator: func(*http.Request) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := serve(t, a, dir)
+	next := strings.Repeat("n", 40)
+	status := func(tok string) int {
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/commands", nil)
+		req.Header.Set(apiv1.AccessTokenHeader, tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	e.fail(http.MethodPost, "/token", apiv1.TokenRequest{Token: token, Next: "short"}, http.StatusBadRequest)
+	e.call(http.MethodPost, "/token", apiv1.TokenRequest{Token: token, Next: next}, http.StatusNoContent, nil)
+	if status(token) != http.StatusOK {
+		t.Fatal("the token stopped working when a next one was offered")
+	}
+	if status(next) != http.StatusOK {
+		t.Fatal("the next token is refused")
+	}
+	if status(token) != http.StatusUnauthorized {
+		t.Error("the old token works after the next one's first use")
+	}
+	req, _ := json.Marshal(apiv1.TokenRequest{Token: next, Env: map[string]string{"NEW": "2"}, Unset: []string{"OLD"}})
+	r, _ := http.NewRequest(http.MethodPost, e.url+"/token", bytes.NewReader(req))
+	r.Header.Set(apiv1.AccessTokenHeader, next)
+	r.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("env through /token: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if status(next) != http.StatusOK {
+		t.Fatal("the token after an env change")
+	}
 }

@@ -58,9 +58,24 @@ func ReadToken(fd int) (string, error) {
 
 // tokenMatches compares in constant time: hashing both sides first hides
 // the token's length too.
+// The next token, when one was offered, matches too, and its first use
+// makes it the only token.
 func (a *Agent) tokenMatches(got string) bool {
 	sum := sha256.Sum256([]byte(got))
-	return got != "" && subtle.ConstantTimeCompare(sum[:], a.token.Load()[:]) == 1
+	if got == "" {
+		return false
+	}
+	if subtle.ConstantTimeCompare(sum[:], a.token.Load()[:]) == 1 {
+		return true
+	}
+	next := a.next.Load()
+	if next == nil || subtle.ConstantTimeCompare(sum[:], next[:]) != 1 {
+		return false
+	}
+	if a.next.CompareAndSwap(next, nil) {
+		a.token.Store(next)
+	}
+	return true
 }
 
 // setToken keeps only the token's hash.
@@ -90,10 +105,18 @@ func (a *Agent) rotateToken(w http.ResponseWriter, r *http.Request) error {
 			return invalidField("env", "env: %s is not a valid variable", quote(k))
 		}
 	}
+	if req.Next != "" && len(req.Next) < minTokenLen {
+		return invalidField("next", "the next token must be at least %d characters", minTokenLen)
+	}
 	if req.Env != nil || req.Unset != nil {
 		a.replaceEnv(req.Env, req.Unset)
 	}
 	a.setToken(req.Token)
+	a.next.Store(nil)
+	if req.Next != "" {
+		sum := sha256.Sum256([]byte(req.Next))
+		a.next.Store(&sum)
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -87,6 +87,9 @@ type TokenRequest struct {
 	// environment in its agent's memory: serve gives it its own.
 	Env   map[string]string `json:"env,omitempty" doc:"Variables commands start with from now on, added to or replacing the sandbox's (a sandbox restored from a snapshot: its own)."`
 	Unset []string          `json:"unset,omitempty" doc:"Variables commands no longer start with (a restored sandbox: its source's)."`
+	// A warm pool's member is offered the token its checkout will give
+	// it, so that the checkout needs no call to the agent.
+	Next string `json:"next,omitempty" doc:"A token also taken from now on, at least 32 characters; its first use makes it the only one."`
 }
 
 // StartCommandRequest is the body of POST /commands.

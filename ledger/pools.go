@@ -83,8 +83,9 @@ func (s *Store) PoolMembers(ctx context.Context, templateID string) ([]sbx.Sandb
 // owner's (org, workspace, project, kind, timeout and expiry, metadata, env
 // names, token, egress, preview, ports) and names its timeline steps, and
 // the new owner's plan admits it; once, when not nil, is recorded with it.
-// It answers the sandbox as it is now and the access token its agent still
-// holds; a zero sandbox when none is ready.
+// It answers the sandbox as it is now and the access token its agent held
+// (its next token, when it had one, is taken too); a zero sandbox when none
+// is ready.
 func (s *Store) CheckOut(ctx context.Context, templateID string, res sbx.Resources, once *Once, now time.Time,
 	fn func(*sbx.Sandbox) []sbx.Event) (sbx.Sandbox, string, error) {
 	var sb sbx.Sandbox
@@ -121,7 +122,7 @@ func (s *Store) CheckOut(ctx context.Context, templateID string, res sbx.Resourc
 		meta, _ := json.Marshal(nonNilMap(sb.Metadata))
 		ports, _ := json.Marshal(nonNil(sb.Ports))
 		_, err = tx.exec(ctx, `UPDATE sandboxes SET org_id = ?, workspace_id = ?, project_id = ?, kind = ?, pool = '', timeout_s = ?,
-			expires_at = ?, auto_pause = ?, env_var_names = ?, metadata = ?, access_token = ?, egress = ?, preview_public = ?,
+			expires_at = ?, auto_pause = ?, env_var_names = ?, metadata = ?, access_token = ?, next_token = '', egress = ?, preview_public = ?,
 			preview_localhost = ?, preview_no_wake = ?, ports = ?, billed_micros = ?, unbilled_nanos = ?, last_settled_at = ?, updated_at = ?
 			WHERE id = ?`,
 			sb.OrgID, sb.WorkspaceID, sb.ProjectID, string(sb.Kind), int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause,

@@ -19,7 +19,7 @@ const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider
 	state, intent, pause_reason, end_reason, diagnostic, created_at, started_at, paused_at, ended_at,
 	timeout_s, expires_at, auto_pause, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
 	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated, unbilled_nanos, disk_mb,
-	preview_public, preview_localhost, preview_no_wake, ports, egress, snapshot_id, forked_from, pool`
+	preview_public, preview_localhost, preview_no_wake, ports, egress, snapshot_id, forked_from, pool, next_token`
 
 // The reads of one sandbox, by its sbx UUID or its provider sandbox ID,
 // within an org or (orgID "") any: every request to a sandbox's agent or
@@ -81,14 +81,15 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 		}
 	}
 	_, err = tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
 		string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
 		sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
 		int64(sb.Timeout/time.Second), micros(sb.ExpiresAt), sb.AutoPause, sb.Resources.MilliCPU, sb.Resources.MemoryMB,
 		gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
 		handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Resources.DiskMB,
-		sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, string(ports), encodeEgress(sb.Egress), sb.SnapshotID, sb.ForkedFrom, sb.Pool)
+		sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, string(ports), encodeEgress(sb.Egress), sb.SnapshotID, sb.ForkedFrom, sb.Pool,
+		s.sealNext(sb))
 	if err != nil {
 		if isUniqueViolation(err) {
 			return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
@@ -163,11 +164,13 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 		_, err = tx.exec(ctx, `UPDATE sandboxes SET provider_sandbox_id = ?, state = ?, intent = ?,
 			pause_reason = ?, end_reason = ?, diagnostic = ?, started_at = ?, paused_at = ?, ended_at = ?,
 			timeout_s = ?, expires_at = ?, billed_micros = ?, last_settled_at = ?, handle = ?, access_token = ?,
-			updated_at = ?, hibernated = ?, unbilled_nanos = ?, preview_public = ?, preview_localhost = ?, preview_no_wake = ?, egress = ? WHERE id = ?`,
+			updated_at = ?, hibernated = ?, unbilled_nanos = ?, preview_public = ?, preview_localhost = ?, preview_no_wake = ?, egress = ?,
+			next_token = ? WHERE id = ?`,
 			sb.ProviderSandboxID, string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason),
 			sb.Diagnostic, micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt), int64(sb.Timeout/time.Second),
 			micros(sb.ExpiresAt), sb.BilledMicros, micros(sb.LastSettledAt), handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)),
-			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, encodeEgress(sb.Egress), sb.ID)
+			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, encodeEgress(sb.Egress),
+			s.sealNext(sb), sb.ID)
 		if err != nil {
 			return err
 		}
@@ -325,13 +328,13 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 		gpuType                              string
 		gpuCount, gpuFraction                int
 		envNames, meta, handle, token, ports string
-		egress                               string
+		egress, next                         string
 	)
 	err := row.Scan(&sb.ID, &sb.OrgID, &sb.WorkspaceID, &sb.ProjectID, &sb.Provider, &sb.ProviderSandboxID, &kind,
 		&sb.TemplateID, &state, &intent, &pause, &end, &sb.Diagnostic, &created, &started, &paused, &ended,
 		&timeoutS, &expires, &sb.AutoPause, &sb.Resources.MilliCPU, &sb.Resources.MemoryMB, &gpuType, &gpuCount,
 		&gpuFraction, &envNames, &meta, &sb.BilledMicros, &set, &handle, &token, &updated, &sb.Hibernated, &sb.UnbilledNanos,
-		&sb.Resources.DiskMB, &sb.Preview.Public, &sb.Preview.LocalHost, &sb.Preview.NoWake, &ports, &egress, &sb.SnapshotID, &sb.ForkedFrom, &sb.Pool)
+		&sb.Resources.DiskMB, &sb.Preview.Public, &sb.Preview.LocalHost, &sb.Preview.NoWake, &ports, &egress, &sb.SnapshotID, &sb.ForkedFrom, &sb.Pool, &next)
 	if err != nil {
 		return sb, err
 	}
@@ -363,6 +366,11 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 	}
 	if sb.AccessToken, err = s.seal.Open(token, tokenContext(sb.ID, sb.OrgID)); err != nil {
 		return sb, fmt.Errorf("sandbox %s access token: %w", sb.ID, err)
+	}
+	if next != "" {
+		if sb.NextToken, err = s.seal.Open(next, nextTokenContext(sb.ID, sb.OrgID)); err != nil {
+			return sb, fmt.Errorf("sandbox %s next token: %w", sb.ID, err)
+		}
 	}
 	return sb, nil
 }
@@ -439,4 +447,12 @@ func decodeEgress(s string) (*sbx.Egress, error) {
 		return nil, err
 	}
 	return &e, nil
+}
+
+// sealNext seals a sandbox's next token, "" when it has none.
+func (s *Store) sealNext(sb sbx.Sandbox) string {
+	if sb.NextToken == "" {
+		return ""
+	}
+	return s.seal.Seal(sb.NextToken, nextTokenContext(sb.ID, sb.OrgID))
 }

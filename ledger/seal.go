@@ -16,6 +16,11 @@ func tokenContext(sandboxID, orgID string) string {
 	return "sandbox access token\x00" + sandboxID + "\x00" + orgID
 }
 
+// nextTokenContext binds a warm pool member's sealed next token to it.
+func nextTokenContext(sandboxID, orgID string) string {
+	return "sandbox next token\x00" + sandboxID + "\x00" + orgID
+}
+
 // secretContext binds a secret's sealed value to its scope and name.
 func secretContext(orgID, userID, name string) string {
 	return "secret\x00" + orgID + "\x00" + userID + "\x00" + name

@@ -95,6 +95,9 @@ func (m *Manager) Reach(ctx context.Context, ref, why string, check func(sbx.San
 	if err != nil {
 		return nil, err
 	}
+	if err := m.awaitHandOver(ctx, sb.ID); err != nil {
+		return nil, err
+	}
 	wake, err := check(sb)
 	if err != nil {
 		return nil, err
@@ -126,6 +129,9 @@ func noAccess() error {
 // takes the sandbox out of running from the moment the sandbox is seen to
 // run.
 func (m *Manager) agent(ctx context.Context, id string, tr traffic) (*AgentConn, error) {
+	if err := m.awaitHandOver(ctx, id); err != nil {
+		return nil, err
+	}
 	a := m.register(ctx, id)
 	sb, err := m.running(ctx, id, tr)
 	if err == nil {

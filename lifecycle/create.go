@@ -252,7 +252,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 			m.mu.Unlock()
 			close(done)
 		}()
-		m.runCreate(p, spec, sn, req.forkOf != "", unlocked)
+		m.runCreate(p, spec, origin{sn: sn, fork: req.forkOf != "", member: req.pool != ""}, unlocked)
 	}()
 	<-unlocked // the create holds the sandbox's lock before anyone else can ask for it
 	if !req.WaitReady {
@@ -281,17 +281,24 @@ var creation, _ = sbx.Lookup(sbx.StateStarting, sbx.ActionCreate)
 
 // runCreate calls the provider and settles the outcome, holding the sandbox's
 // lock so that other operations on it wait for the create.
-func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, sn *sbx.Snapshot, fork bool, locked chan<- struct{}) {
+func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, from origin, locked chan<- struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.CreateTimeout)
 	defer cancel()
 	unlock, _ := m.lock(ctx, spec.SandboxID) // a fresh ID: never contended
 	defer unlock()
 	close(locked)
 	inst, err := p.Create(ctx, spec)
-	if err == nil && sn != nil {
-		if err = m.adopt(ctx, p, inst, sn, spec, fork); err != nil {
+	if err == nil && from.sn != nil {
+		if err = m.adopt(ctx, p, inst, from.sn, spec, from.fork); err != nil {
 			p.Kill(context.WithoutCancel(ctx), inst.Handle) // its agent is its source's: it is no sandbox of its own
 			err = fmt.Errorf("giving the restored sandbox its own access token: %w", err)
+		}
+	}
+	next := ""
+	if err == nil && from.member {
+		if next, err = m.offer(ctx, p, inst, spec.AccessToken); err != nil {
+			p.Kill(context.WithoutCancel(ctx), inst.Handle)
+			err = fmt.Errorf("offering the warm sandbox's agent its next token: %w", err)
 		}
 	}
 	settle := context.Background()
@@ -304,7 +311,7 @@ func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, sn *sbx.Snapshot, for
 		now := m.clock.Now()
 		sb.State, sb.Intent, sb.StartedAt, sb.UpdatedAt = creation.To, sbx.IntentNone, now, now
 		sb.ExpiresAt = now.Add(sb.Timeout)
-		sb.Handle = inst.Handle
+		sb.Handle, sb.NextToken = inst.Handle, next
 		if inst.ProviderSandboxID != "" {
 			sb.ProviderSandboxID = inst.ProviderSandboxID
 		}
@@ -315,6 +322,15 @@ func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, sn *sbx.Snapshot, for
 		return
 	}
 	m.notifyReaper()
+}
+
+// origin is what a create starts from beyond its template: the snapshot
+// it restores (a fork's capture, when fork), and whether it is a warm
+// pool's member.
+type origin struct {
+	sn     *sbx.Snapshot
+	fork   bool
+	member bool
 }
 
 // waitReady waits for a create to settle, then for the sandbox's agent to

@@ -52,6 +52,7 @@ type Manager struct {
 	mu        sync.Mutex
 	creating  map[string]chan struct{} // closed when the create settles
 	preparing map[string]string        // templates whose ready snapshot this serve prepares ("") or failed to ("failed: why")
+	handing   map[string]chan struct{} // sandboxes checked out of a warm pool whose handover is under way (pools.go)
 	wg        sync.WaitGroup           // background creates, and kills of abandoned ones
 	wake      chan struct{}            // tells the reaper an expiry changed
 	poolWake  chan struct{}            // tells the pools' refill a member was checked out or a pool changed
@@ -83,7 +84,7 @@ func New(store Store, providers []sbx.Provider, cfg Config, clock sbx.Clock, log
 	m := &Manager{
 		store: store, providers: map[string]sbx.Provider{}, missing: map[string]string{},
 		cfg: cfg, clock: clock, log: log,
-		creating: map[string]chan struct{}{}, preparing: map[string]string{}, wake: make(chan struct{}, 1), poolWake: make(chan struct{}, 1),
+		creating: map[string]chan struct{}{}, preparing: map[string]string{}, handing: map[string]chan struct{}{}, wake: make(chan struct{}, 1), poolWake: make(chan struct{}, 1),
 	}
 	for _, p := range providers {
 		m.providers[p.Name()] = p

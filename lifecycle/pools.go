@@ -170,11 +170,16 @@ func (m *Manager) fromPool(ctx context.Context, c sbx.Caller, p sbx.Provider, re
 	token := newToken()
 	names := sortedKeys(req.Env)
 	var waited *sbx.Egress // the member's policy, which a create naming the same keeps
+	offered := false       // its agent takes the caller's token already
 	sb, old, err := m.store.CheckOut(ctx, req.TemplateID, pool.Resources, req.Once, m.clock.Now(), func(sb *sbx.Sandbox) []sbx.Event {
 		now := m.clock.Now()
 		sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Kind = c.Org.ID, c.Workspace.ID, c.Project.ID, req.Kind
 		sb.Timeout, sb.ExpiresAt, sb.AutoPause = req.Timeout, now.Add(req.Timeout), req.AutoPause
 		sb.Metadata, sb.EnvVarNames, sb.AccessToken, sb.Preview = req.Metadata, names, token, req.Preview
+		if sb.NextToken != "" { // its agent takes it already
+			sb.AccessToken, offered = sb.NextToken, true
+		}
+		sb.NextToken = ""
 		if req.Ports != nil {
 			sb.Ports = req.Ports
 		}
@@ -191,11 +196,78 @@ func (m *Manager) fromPool(ctx context.Context, c sbx.Caller, p sbx.Provider, re
 		return cold(fmt.Sprintf("the warm pool of template %s has no sandbox ready", req.TemplateID))
 	}
 	m.notifyPools()
-	if err := m.handOver(ctx, p, sb, old, req.Env, !sameEgress(waited, sb.Egress)); err != nil {
+	egressChanged := !sameEgress(waited, sb.Egress)
+	if offered && !egressChanged {
+		// It answers as it is: its agent takes the caller's token. Its
+		// env and the end of the old token follow at once, and every
+		// request to its agent waits for them (awaitHandOver).
+		m.handOverLater(p, sb, sb.AccessToken, req.Env)
+		return sb, "", nil
+	}
+	if err := m.handOver(ctx, p, sb, old, req.Env, egressChanged); err != nil {
 		m.kill(context.WithoutCancel(ctx), sb.ID, sbx.EndError)
 		return cold(fmt.Sprintf("a warm sandbox could not be handed over (%s)", providerMessage(err)))
 	}
 	return sb, "", nil
+}
+
+// handOverLater hands a checked-out sandbox over in the background (with
+// the caller's token, which its agent takes already): until it is done,
+// requests to its agent wait (awaitHandOver); if it fails, the sandbox is
+// failed with why.
+func (m *Manager) handOverLater(p sbx.Provider, sb sbx.Sandbox, token string, env map[string]string) {
+	done := make(chan struct{})
+	m.mu.Lock()
+	m.handing[sb.ID] = done
+	m.mu.Unlock()
+	m.wg.Go(func() {
+		defer func() {
+			m.mu.Lock()
+			delete(m.handing, sb.ID)
+			m.mu.Unlock()
+			close(done)
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.ReadyTimeout)
+		defer cancel()
+		if err := m.handOver(ctx, p, sb, token, env, false); err != nil {
+			m.log.Warn("handing a warm sandbox over", "sandbox", sb.ID, "err", err)
+			m.fail(context.Background(), sb.ID, sbx.EndError, "its handover from the warm pool failed: "+providerMessage(err))
+			p.Kill(context.Background(), sb.Handle)
+		}
+	})
+}
+
+// awaitHandOver waits until sandbox id's handover from a warm pool, if one
+// is under way in this serve, is done.
+func (m *Manager) awaitHandOver(ctx context.Context, id string) error {
+	m.mu.Lock()
+	done := m.handing[id]
+	m.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// offer has a new pool member's agent take a next token beside its own,
+// and answers it: its checkout makes it the access token with no call to
+// the agent. A provider whose sandboxes run no agent needs none.
+func (m *Manager) offer(ctx context.Context, p sbx.Provider, inst sbx.Instance, token string) (string, error) {
+	d, ok := p.(sbx.AgentDialer)
+	if !ok {
+		return "", nil
+	}
+	addr, err := d.AgentAddr(ctx, inst.Handle)
+	if err != nil {
+		return "", err
+	}
+	next := newToken()
+	return next, agentcall.Offer(ctx, addr, token, next)
 }
 
 // handOver gives a checked-out sandbox's agent its new owner's token and

@@ -99,6 +99,12 @@ func Adopt(ctx context.Context, addr, old, new string, env map[string]string, un
 	return call(ctx, addr, old, http.MethodPost, "/token", apiv1.TokenRequest{Token: new, Env: env, Unset: nonNil(unset)})
 }
 
+// Offer has the agent at addr, whose token is token, take next too from
+// now on: its first use makes it the only one.
+func Offer(ctx context.Context, addr, token, next string) error {
+	return call(ctx, addr, token, http.MethodPost, "/token", apiv1.TokenRequest{Token: token, Next: next})
+}
+
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}

@@ -15,3 +15,7 @@ CREATE TABLE template_pools (
 );
 ALTER TABLE sandboxes ADD COLUMN pool TEXT NOT NULL DEFAULT '';
 CREATE INDEX sandboxes_pool ON sandboxes (pool, state) WHERE pool <> '';
+-- A waiting member's agent also takes next_token (sealed like the access
+-- token): its checkout makes it the access token without a call to the
+-- agent.
+ALTER TABLE sandboxes ADD COLUMN next_token TEXT NOT NULL DEFAULT '';
