@@ -66,6 +66,11 @@ func (e *execLab) pool(ctx context.Context, res *StateResult) error {
 	if err := e.waitPool(ctx, n); err != nil {
 		return err
 	}
+	// No refill from here: the cold creates run on a host as quiet as the
+	// checkouts found it.
+	if _, err := e.c.SetWarmPool(ctx, e.cfg.Template, apiv1.SetWarmPoolRequest{MinReady: 0, MaxReady: n, MemoryMB: &size, DiskMB: &disk}); err != nil {
+		return err
+	}
 	create := func(mode string) (time.Duration, error) {
 		start := time.Now()
 		sb, err := e.c.Create(ctx, e.cfg.Template, &client.CreateOptions{WaitReady: true, MemoryMB: size, DiskMB: disk, WarmPool: mode, EnvVars: map[string]string{"N": "1"}})
@@ -82,9 +87,6 @@ func (e *execLab) pool(ctx context.Context, res *StateResult) error {
 			return fmt.Errorf("create %d from the warm pool: %w", i, err)
 		}
 		warm = append(warm, d)
-	}
-	if _, err := e.c.SetWarmPool(ctx, e.cfg.Template, apiv1.SetWarmPoolRequest{MinReady: 0, MaxReady: 1, MemoryMB: &size, DiskMB: &disk}); err != nil {
-		return err
 	}
 	for i := range n {
 		d, err := create("bypass")
