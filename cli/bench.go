@@ -153,6 +153,7 @@ func benchFlags(f *pflag.FlagSet, cfg *bench.Config, runscPath, templatesDir *st
 	f.StringVar(templatesDir, "templates-dir", "", "templates directory (default <data-dir>/templates)")
 	f.StringVar(&cfg.Template, "template", "base", "template the sandboxes and baselines run")
 	f.BoolVar(markdown, "markdown", false, "print the table as Markdown")
+	f.StringVar(&cfg.Agent, "agent", "", "the binary the sandboxes run as `BIN agent …`, to compare another build's cost (default: this sbx)")
 }
 
 // benchSetup checks that the bench can run here and fills in what cfg runs
@@ -166,8 +167,10 @@ func benchSetup(g *globals, name string, cfg *bench.Config, runscPath, templates
 	if cfg.Runsc, err = runsc.Find(runscPath, g.dataDir); err != nil {
 		return err
 	}
-	if cfg.Agent, err = os.Executable(); err != nil {
-		return fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
+	if cfg.Agent == "" {
+		if cfg.Agent, err = os.Executable(); err != nil {
+			return fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
+		}
 	}
 	build := fmt.Sprintf("sbx template build %s --data-dir %s", cfg.Template, g.dataDir)
 	if templatesDir == "" {
