@@ -4,7 +4,8 @@ import "time"
 
 // Pool is a template's warm pool: sandboxes of the template kept running,
 // idle, in the project of the operator who set it (who pays for them while
-// they wait), refilled to MinReady (never past MaxReady). A create of the
+// they wait, at the paused-storage rate), refilled to MinReady (never past
+// MaxReady). A create of the
 // template whose options a member can honour checks one out: it becomes an
 // ordinary sandbox of the caller's project, with the caller's env, token,
 // timeout, metadata and egress policy, and is never returned to the pool.

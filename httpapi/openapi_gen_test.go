@@ -152,7 +152,7 @@ var operations = map[string]op{
 		status: 200, response: apiv1.WarmPoolList{}, errors: []int{401, 403}},
 	"PUT /api/v1/admin/template-warm-pools/{template}": {id: "setWarmPool", summary: "Keep sandboxes of a template ready for creates to check out (the operator's)",
 		description: "The serve that runs the meter starts members until min_ready are ready or starting (within max_ready, the host's room and the owner's plan), at once and every 10 s. " +
-			"Members are sandboxes of the operator key's project, billed to it at the running rate while they wait. A create of the template (warmPool prefer or require) whose size matches checks one out: " +
+			"Members are sandboxes of the operator key's project, billed to it at the paused-storage rate (for their memory) while they wait. A create of the template (warmPool prefer or require) whose size matches checks one out: " +
 			"it becomes the caller's, with its own token, env, metadata, timeout and egress policy, in the time of a ledger write and a call to its agent, and is never returned to the pool.",
 		body: apiv1.SetWarmPoolRequest{}, bodyRequired: true, status: 200, response: apiv1.WarmPool{}, errors: []int{400, 401, 403, 404, 413, 415, 503}},
 	"DELETE /api/v1/admin/template-warm-pools/{template}": {id: "deleteWarmPool", summary: "Delete a template's warm pool and kill its waiting members (the operator's)",

@@ -129,7 +129,7 @@ func (s *Store) ids(ctx context.Context, q string, args ...any) ([]string, error
 // one costs about as much as running it.
 const (
 	readBillingRow = `SELECT org_id, state, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
-		billed_micros, unbilled_nanos, last_settled_at, created_at FROM sandboxes WHERE id = ?`
+		billed_micros, unbilled_nanos, last_settled_at, created_at, pool FROM sandboxes WHERE id = ?`
 	readBalance      = `SELECT balance_micros FROM orgs WHERE id = ?`
 	takeBalance      = `UPDATE orgs SET balance_micros = balance_micros - ? WHERE id = ?`
 	recordSettlement = `INSERT INTO settlements (org_id, sandbox_id, state, from_at, to_at, cpu_micros, memory_micros,
@@ -291,7 +291,7 @@ func billingRow(ctx context.Context, q db, id string) (sbx.Sandbox, error) {
 	var settled sql.NullInt64
 	err := q.row(ctx, readBillingRow, id).
 		Scan(&sb.OrgID, &state, &sb.Resources.MilliCPU, &sb.Resources.MemoryMB, &gpuType, &gpuCount, &gpuFraction,
-			&sb.BilledMicros, &sb.UnbilledNanos, &settled, &created)
+			&sb.BilledMicros, &sb.UnbilledNanos, &settled, &created, &sb.Pool)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sb, sbx.Errorf(sbx.ENotFound, "sandbox %s not found", id)
 	}
@@ -315,6 +315,9 @@ type bill struct {
 }
 
 func newBill(table pricing.Table, sb sbx.Sandbox, state sbx.State, to time.Time) bill {
+	if sb.Pool != "" && state == sbx.StateRunning { // a warm pool's member, waiting: at the paused rate
+		state = sbx.StatePaused
+	}
 	from := sb.LastSettledAt
 	if from.IsZero() {
 		from = sb.CreatedAt

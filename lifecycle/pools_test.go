@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/lifecycle"
@@ -45,6 +46,18 @@ func TestWarmPools(t *testing.T) {
 	pools, err := e.m.Pools(ctx, op)
 	if err != nil || len(pools) != 1 || pools[0].Ready != 2 {
 		t.Fatalf("pools after a fill: %+v, %v", pools, err)
+	}
+	// Waiting members pay the paused rate, storage for their memory: no CPU.
+	e.clock.Advance(time.Hour)
+	loops.Meter(ctx)
+	sts, err := e.store.Settlements(ctx, e.caller.Org.ID, 10)
+	if err != nil || len(sts) != 2 {
+		t.Fatalf("the members' settlements: %+v, %v", sts, err)
+	}
+	for _, st := range sts {
+		if st.CPU != 0 || st.Memory != 0 || st.Storage == 0 {
+			t.Errorf("a waiting member paid %+v", st)
+		}
 	}
 
 	sb := e.create(lifecycle.CreateRequest{Metadata: map[string]string{"mine": "yes"}, Resources: res, Env: map[string]string{"A": "1"}})
