@@ -653,7 +653,9 @@ $('#files-upload').addEventListener('submit', async (ev) => {
 // ---- the wallet ----
 
 const fmtC = (c) => (c == null || c === '' ? '—' : Number(c).toFixed(6));
-const RESOURCES = [['cpu', 'CPU'], ['memory', 'Memory'], ['gpu', 'GPU'], ['paused_storage', 'Paused storage'], ['snapshot_storage', 'Snapshots'], ['volume_storage', 'Volumes']];
+const SANDBOX_RESOURCES = [['cpu', 'CPU'], ['memory', 'Memory'], ['gpu', 'GPU'], ['paused_storage', 'Paused storage']];
+// What snapshots and volumes hold is spent by no sandbox: in the totals only.
+const RESOURCES = [...SANDBOX_RESOURCES, ['snapshot_storage', 'Snapshots'], ['volume_storage', 'Volumes']];
 
 function pairs(sel, rows) {
   $(`${sel} tbody`).replaceChildren(...(rows.length ? rows : [['none', '']]).map(([k, v]) => el('tr', { 'data-key': k },
@@ -706,7 +708,7 @@ async function loadWallet() {
   $('#spend-sandboxes tbody').replaceChildren(...(spending.sandboxes || []).map((s) => el('tr', { 'data-id': s.id },
     el('td', {}, el('a', { href: `#/sandbox/${s.id}` }, el('code', {}, s.sandboxID))),
     el('td', {}, `${s.kind} · ${s.provider}`),
-    ...RESOURCES.map(([k]) => el('td', { class: 'num' }, fmtC(s.resources?.[k]))),
+    ...SANDBOX_RESOURCES.map(([k]) => el('td', { class: 'num' }, fmtC(s.resources?.[k]))),
     el('td', { class: 'num' }, fmtC(s.credits)))));
   const st = credits.settlements || [];
   $('#settlements tbody').replaceChildren(...st.map((x) => el('tr', { 'data-id': String(x.id) },
