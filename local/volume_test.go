@@ -97,3 +97,39 @@ func TestVolumes(t *testing.T) {
 		t.Errorf("the image outlived its volume: %v", err)
 	}
 }
+
+// runc mounts volumes as runsc does, and snapshots nothing: its sandboxes
+// cannot be checkpointed.
+func TestRuncVolumesNoSnapshots(t *testing.T) {
+	p := newEngineProvider(t, EngineRunc)
+	ctx := context.Background()
+	vol := uuid.NewString()
+	if err := p.CreateVolume(ctx, vol, 64); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.DeleteVolume(context.Background(), vol) })
+	spec := p.spec(256)
+	spec.Volumes = []sbx.VolumeMount{{VolumeID: vol, Name: "data", Path: "/mnt"}}
+	in, err := p.Create(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.execIn(t, spec.ProviderSandboxID, "/bin/sh", "-c", "echo runc > /mnt/f")
+	if caps := p.Capabilities(); caps.Snapshots || caps.Fork || !caps.Volumes {
+		t.Errorf("runc's capabilities: %+v", caps)
+	}
+	if _, err := p.Snapshot(ctx, in.Handle, uuid.NewString(), true); err == nil {
+		t.Error("runc took a snapshot")
+	}
+	if err := p.Kill(ctx, in.Handle); err != nil {
+		t.Fatal(err)
+	}
+	root, err := p.VolumeRoot(ctx, vol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if data, err := root.ReadFile("f"); err != nil || string(data) != "runc\n" {
+		t.Errorf("runc's write: %q %v", data, err)
+	}
+}
