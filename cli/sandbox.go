@@ -136,11 +136,13 @@ func sandboxDetail(w io.Writer, sb *apiv1.Sandbox) error {
 	}
 	err := fields(w, []field{
 		{"Sandbox ID", sb.SandboxID}, {"UUID", sb.ID}, {"State", stateText(sb)},
-		{"Template", sb.TemplateID}, {"Kind", sb.Kind}, {"Provider", sb.Provider}, {"Project", sb.ProjectID},
+		{"Template", sb.TemplateID}, {"Snapshot", sb.SnapshotID}, {"Forked from", sb.ForkedFrom},
+		{"Kind", sb.Kind}, {"Provider", sb.Provider}, {"Project", sb.ProjectID},
 		{"Created", stamp(sb.CreatedAt)}, {"Started", stampPtr(sb.StartedAt)}, {"Paused", stampPtr(sb.PausedAt)},
 		{"Ended", stampPtr(sb.EndedAt)}, {"Expires", stampPtr(sb.ExpiresAt)},
 		{"Timeout", secondsText(sb.Timeout)}, {"Auto-pause", strconv.FormatBool(sb.AutoPause)},
-		{"Resources", resources}, {"Egress", egressText(sb.Egress)}, {"Env vars", strings.Join(sb.EnvVarNames, ", ")}, {"Metadata", pairs(sb.Metadata)},
+		{"Resources", resources}, {"Volumes", volumesText(sb.Volumes)}, {"Egress", egressText(sb.Egress)},
+		{"Env vars", strings.Join(sb.EnvVarNames, ", ")}, {"Metadata", pairs(sb.Metadata)},
 		{"Credits", fmt.Sprintf("%s billed, %s running, %s estimated total", sb.BilledCredits, sb.RunningCredits, sb.EstimatedTotalCredits)},
 		{"Runtime URL", sb.RuntimeURL}, {"Access token", sb.AccessToken},
 		{"Preview", previewText(sb)}, {"Preview URL", sb.PreviewURL}, {"Traffic token", sb.TrafficToken}, {"Ports", portsText(sb.Ports)},
@@ -199,4 +201,16 @@ func gpuText(g apiv1.GPU) string {
 		s += ":" + strconv.Itoa(g.Fraction)
 	}
 	return s
+}
+
+// volumesText lists a sandbox's volumes: NAME:PATH, with :ro when read-only.
+func volumesText(vols []apiv1.VolumeMount) string {
+	out := make([]string, len(vols))
+	for i, v := range vols {
+		out[i] = v.Name + ":" + v.Path
+		if v.ReadOnly {
+			out[i] += ":ro"
+		}
+	}
+	return strings.Join(out, ", ")
 }

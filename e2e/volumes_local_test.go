@@ -29,6 +29,9 @@ func TestVolumesLocal(t *testing.T) {
 	if len(first.Volumes) != 1 || first.Volumes[0].Path != "/mnt" || first.Volumes[0].ReadOnly {
 		t.Fatalf("the sandbox's volumes: %+v", first.Volumes)
 	}
+	if out := s.ok("sandbox", "get", first.SandboxID); !strings.Contains(out, "Volumes:") || !strings.Contains(out, "data:/mnt") {
+		t.Errorf("sbx sandbox get names no volume:\n%s", out)
+	}
 	s.sh(first, "echo from-first > /mnt/note && mkdir -p /mnt/dir && echo deep > /mnt/dir/f")
 	out := s.shStatus(first, "dd if=/dev/zero of=/mnt/big bs=1M count=100 2>&1")
 	if !strings.Contains(out, "No space left on device") {
