@@ -31,9 +31,10 @@ type Volume struct {
 // VolumeState is where a volume is in its life.
 type VolumeState string
 
-// The volume states: ready from its creation, resizing while it grows,
+// The volume states: creating, then ready, resizing while it grows, and
 // deleted at the end (the row stays).
 const (
+	VolumeCreating VolumeState = "creating" // its row is written, the provider makes it
 	VolumeReady    VolumeState = "ready"
 	VolumeResizing VolumeState = "resizing" // no create mounts it meanwhile
 	VolumeDeleted  VolumeState = "deleted"

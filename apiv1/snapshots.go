@@ -73,7 +73,7 @@ type Volume struct {
 	ID          string     `json:"id"`
 	Name        string     `json:"name"`
 	SizeMB      int64      `json:"sizeMB"`
-	State       string     `json:"state" enum:"ready,resizing,deleted"`
+	State       string     `json:"state" enum:"creating,ready,resizing,deleted"`
 	Provider    string     `json:"provider"`
 	OrgID       string     `json:"orgID"`
 	WorkspaceID string     `json:"workspaceID"`

@@ -69,9 +69,11 @@ func (m *Manager) volumer() (sbx.VolumeProvider, string, error) {
 	return v, p.Name(), nil
 }
 
-// CreateVolume makes a volume of sizeMB in c's project. The provider's
-// volume comes first: a restart before the row is written leaves one no
-// row owns, which reconcile removes.
+// CreateVolume makes a volume of sizeMB in c's project: its row first
+// (creating, which no create mounts), then the provider's volume, then the
+// row settled ready (or deleted, when the provider failed). A restart in
+// between leaves a creating row, which reconcile deletes with whatever the
+// provider made.
 func (m *Manager) CreateVolume(ctx context.Context, c sbx.Caller, name string, sizeMB int64) (sbx.Volume, error) {
 	var p sbx.Problems
 	if !volumeName.MatchString(name) {
@@ -91,15 +93,23 @@ func (m *Manager) CreateVolume(ctx context.Context, c sbx.Caller, name string, s
 		return sbx.Volume{}, sbx.Errorf(sbx.EConflict, "a volume named %s already exists in this project", name)
 	}
 	v := sbx.Volume{ID: uuid.NewString(), OrgID: c.Org.ID, WorkspaceID: c.Workspace.ID, ProjectID: c.Project.ID, Name: name,
-		Provider: provider, SizeMB: sizeMB, State: sbx.VolumeReady, CreatedAt: m.clock.Now()}
-	if err := vp.CreateVolume(ctx, v.ID, sizeMB); err != nil {
-		return sbx.Volume{}, sbx.Errorf(sbx.EProvider, "could not create volume %s: %s", name, providerMessage(err))
-	}
+		Provider: provider, SizeMB: sizeMB, State: sbx.VolumeCreating, CreatedAt: m.clock.Now()}
 	if err := m.store.InsertVolume(ctx, v); err != nil {
-		vp.DeleteVolume(context.WithoutCancel(ctx), v.ID)
 		return sbx.Volume{}, err
 	}
-	return v, nil
+	ctx = context.WithoutCancel(ctx) // the row is written: settle it, whatever the caller does
+	made := vp.CreateVolume(ctx, v.ID, sizeMB)
+	v, err = m.store.UpdateVolume(ctx, v.ID, m.clock.Now(), func(v *sbx.Volume, _ []string) error {
+		v.State = sbx.VolumeReady
+		if made != nil {
+			v.State, v.DeletedAt = sbx.VolumeDeleted, m.clock.Now()
+		}
+		return nil
+	})
+	if made != nil {
+		return v, sbx.Errorf(sbx.EProvider, "could not create volume %s: %s", name, providerMessage(made))
+	}
+	return v, err
 }
 
 // GetVolume reads a volume the caller's key reaches, by ID or by name in
@@ -239,8 +249,9 @@ func (m *Manager) mounts(ctx context.Context, c sbx.Caller, p sbx.Provider, temp
 	return out, nil
 }
 
-// reconcileVolumes removes the provider's volumes no live row owns: one
-// made by a create that a restart cut short, or whose delete it did.
+// reconcileVolumes finishes what a restart cut short: a volume being
+// created is deleted, one being resized is ready again, and the provider's
+// volumes no live row owns are removed.
 func (m *Manager) reconcileVolumes(ctx context.Context, p sbx.Provider) error {
 	vp, ok := p.(sbx.VolumeProvider)
 	if !ok {
@@ -256,6 +267,15 @@ func (m *Manager) reconcileVolumes(ctx context.Context, p sbx.Provider) error {
 	}
 	live := map[string]bool{}
 	for _, v := range rows {
+		if v.State == sbx.VolumeCreating { // its create was cut short: it goes
+			if _, err := m.store.UpdateVolume(ctx, v.ID, m.clock.Now(), func(v *sbx.Volume, _ []string) error {
+				v.State, v.DeletedAt = sbx.VolumeDeleted, m.clock.Now()
+				return nil
+			}); err != nil {
+				return err
+			}
+			continue // not live: removed below if the provider made it
+		}
 		live[v.ID] = true
 		if v.State == sbx.VolumeResizing { // its resize was cut short: the provider mounts it again at start
 			if _, err := m.store.UpdateVolume(ctx, v.ID, m.clock.Now(), func(v *sbx.Volume, _ []string) error { v.State = sbx.VolumeReady; return nil }); err != nil {

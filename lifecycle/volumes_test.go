@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/providertest"
 )
 
 // One sandbox at a time mounts a volume read-write, any number read-only;
@@ -99,5 +101,40 @@ func TestStorageCountsAgainstThePlansDisk(t *testing.T) {
 	wantCode(t, err, sbx.EPlanLimit, "a snapshot")
 	if got := e.get(sb.ID); got.State != sbx.StateRunning || got.Intent != sbx.IntentNone {
 		t.Errorf("the source after a refused snapshot: %s %s", got.State, got.Intent)
+	}
+}
+
+// After a restart: a volume whose create was cut short is deleted with
+// what the provider made of it; provider volumes no row owns go; a ready
+// one stays.
+func TestReconcileVolumes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	kept, err := e.m.CreateVolume(ctx, e.caller, "kept", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := sbx.Volume{ID: uuid.NewString(), OrgID: e.caller.Org.ID, WorkspaceID: e.caller.Workspace.ID, ProjectID: e.caller.Project.ID,
+		Name: "cut", Provider: providertest.MemoryName, SizeMB: 64, State: sbx.VolumeCreating, CreatedAt: e.clock.Now()}
+	if err := e.store.InsertVolume(ctx, cut); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{cut.ID, uuid.NewString()} { // the cut one's, and an orphan
+		if err := e.prov.CreateVolume(ctx, id, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.m = e.manager()
+	if err := e.m.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := e.prov.Volumes(ctx); len(ids) != 1 || ids[0] != kept.ID {
+		t.Errorf("the provider holds %v, want only %s", ids, kept.ID)
+	}
+	if _, err := e.m.GetVolume(ctx, e.caller, "cut"); sbx.ErrorCode(err) != sbx.ENotFound {
+		t.Errorf("the cut volume: %v", err)
+	}
+	if v, err := e.m.GetVolume(ctx, e.caller, "kept"); err != nil || v.State != sbx.VolumeReady {
+		t.Errorf("the kept volume: %+v, %v", v, err)
 	}
 }
