@@ -32,15 +32,11 @@ func newFilesPut(g *globals) *cobra.Command {
 		Short: "Write a local file, or stdin, to a file in the sandbox, making its parents",
 		Args:  argsOptional("ID", "REMOTE", "[LOCAL|-]"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
-			src := g.opts.Stdin
-			if len(args) == 3 && args[2] != "-" {
-				f, err := os.Open(args[2])
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				src = f
+			src, done, err := g.openSource(args[2:])
+			if err != nil {
+				return err
 			}
+			defer done()
 			return g.quietEntry(c.Files(args[0]).Write(ctx, args[1], src))
 		}),
 	}
@@ -66,16 +62,7 @@ func newFilesGet(g *globals) *cobra.Command {
 				return err // before the local file is touched
 			}
 			defer r.Close()
-			f, err := os.Create(local)
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(f, r); err != nil {
-				f.Close()
-				os.Remove(local)
-				return err
-			}
-			return f.Close()
+			return saveTo(local, r)
 		}),
 	}
 }
@@ -88,4 +75,31 @@ func download(ctx context.Context, files *client.Files, remote string, w io.Writ
 	}
 	_, err = io.Copy(w, r)
 	return errors.Join(err, r.Close())
+}
+
+// openSource is what a put sends: the local file args names, or stdin
+// when it names none or "-"; done closes it.
+func (g *globals) openSource(args []string) (src io.Reader, done func(), err error) {
+	if len(args) == 0 || args[0] == "-" {
+		return g.opts.Stdin, func() {}, nil
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// saveTo copies r to the new local file local, removed when the copy fails.
+func saveTo(local string, r io.Reader) error {
+	f, err := os.Create(local)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		os.Remove(local)
+		return err
+	}
+	return f.Close()
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
@@ -19,15 +18,11 @@ func newVolumePut(g *globals) *cobra.Command {
 		Short: "Write a local file, or stdin, to a file of the volume, making its parents",
 		Args:  argsOptional("VOLUME", "REMOTE", "[LOCAL|-]"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
-			src := g.opts.Stdin
-			if len(args) == 3 && args[2] != "-" {
-				f, err := os.Open(args[2])
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				src = f
+			src, done, err := g.openSource(args[2:])
+			if err != nil {
+				return err
 			}
+			defer done()
 			e, err := c.WriteVolumeFile(ctx, args[0], args[1], src)
 			if err != nil {
 				return err
@@ -49,16 +44,10 @@ func newVolumeGet(g *globals) *cobra.Command {
 				return err
 			}
 			defer r.Close()
-			dst := g.opts.Stdout
 			if len(args) == 3 {
-				f, err := os.Create(args[2])
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				dst = f
+				return saveTo(args[2], r)
 			}
-			_, err = io.Copy(dst, r)
+			_, err = io.Copy(g.opts.Stdout, r)
 			return err
 		}),
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/lifecycle"
 )
@@ -26,23 +25,12 @@ func (s *Server) setWarmPool(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &body) {
 		return
 	}
-	var p sbx.Problems
-	l := s.mgr.Config().Limits
-	res := sbx.Resources{}
-	if body.CPU != nil {
-		res.MilliCPU = l.MilliCPU(&p, "cpu", *body.CPU)
-	}
-	if body.MemoryMB != nil {
-		res.MemoryMB = l.Memory(&p, "memoryMB", *body.MemoryMB)
-	}
-	if body.DiskMB != nil {
-		res.DiskMB = l.Disk(&p, "diskMB", *body.DiskMB)
-	}
-	if err := p.Err(); err != nil {
+	res, err := s.mgr.Size(body.CPU, body.MemoryMB, body.DiskMB)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	st, err := s.mgr.SetPool(r.Context(), caller(r), r.PathValue("template"), body.MinReady, body.MaxReady, s.mgr.StartResources(res))
+	st, err := s.mgr.SetPool(r.Context(), caller(r), r.PathValue("template"), body.MinReady, body.MaxReady, res)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -72,31 +60,17 @@ func (s *Server) prepareTemplate(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &body) {
 		return
 	}
-	var p sbx.Problems
-	l := s.mgr.Config().Limits
-	res := sbx.Resources{}
-	if body.CPU != nil {
-		res.MilliCPU = l.MilliCPU(&p, "cpu", *body.CPU)
+	res, err := s.mgr.Size(body.CPU, body.MemoryMB, body.DiskMB)
+	var timeout time.Duration
+	if err == nil {
+		timeout, err = seconds("timeout", body.Timeout, false, 1800)
 	}
-	if body.MemoryMB != nil {
-		res.MemoryMB = l.Memory(&p, "memoryMB", *body.MemoryMB)
-	}
-	if body.DiskMB != nil {
-		res.DiskMB = l.Disk(&p, "diskMB", *body.DiskMB)
-	}
-	timeout, err := seconds("timeout", body.Timeout, false, 1800)
 	if err != nil {
-		p.Add("timeout", "%s", sbx.ErrorMessage(err))
-	}
-	if timeout == 0 {
-		timeout = 120 * time.Second
-	}
-	if err := p.Err(); err != nil {
 		s.error(w, r, err)
 		return
 	}
 	st, err := s.mgr.PrepareTemplate(r.Context(), caller(r), r.PathValue("template"),
-		lifecycle.ReadyRequest{Command: body.Command, Port: body.Port, Resources: s.mgr.StartResources(res), Timeout: timeout})
+		lifecycle.ReadyRequest{Command: body.Command, Port: body.Port, Resources: res, Timeout: timeout})
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -14,15 +14,6 @@ func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &body) {
 		return
 	}
-	var p sbx.Problems
-	lifecycle.CheckMetadata(&p, "metadata", body.Metadata)
-	if len(body.Name) > 128 {
-		p.Add("name", "name is longer than 128 bytes")
-	}
-	if err := p.Err(); err != nil {
-		s.error(w, r, err)
-		return
-	}
 	req := lifecycle.SnapshotRequest{Name: body.Name, Metadata: body.Metadata, Memory: body.Memory == nil || *body.Memory}
 	sn, err := s.mgr.Snapshot(r.Context(), caller(r), r.PathValue("id"), req)
 	if err != nil {

@@ -127,12 +127,7 @@ func (s *Store) ListSnapshots(ctx context.Context, f SnapshotFilter) ([]sbx.Snap
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(out) > limit {
-		out = out[:limit]
-		last := out[len(out)-1]
-		next = encodeCursor(last.CreatedAt.UnixMicro(), last.ID)
-	}
+	out, next := page(out, f.Page, func(sn sbx.Snapshot) (time.Time, string) { return sn.CreatedAt, sn.ID })
 	return out, next, nil
 }
 

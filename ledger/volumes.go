@@ -69,24 +69,11 @@ func (s *Store) ListVolumes(ctx context.Context, f sbx.VolumeFilter) ([]sbx.Volu
 	if err != nil {
 		return nil, "", err
 	}
-	defer rows.Close()
-	out := []sbx.Volume{}
-	for rows.Next() {
-		v, err := scanVolume(rows)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := scanVolumes(rows)
+	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(out) > limit {
-		out = out[:limit]
-		last := out[len(out)-1]
-		next = encodeCursor(last.CreatedAt.UnixMicro(), last.ID)
-	}
+	out, next := page(out, f.Page, func(v sbx.Volume) (time.Time, string) { return v.CreatedAt, v.ID })
 	return out, next, nil
 }
 
@@ -209,8 +196,12 @@ func (s *Store) LiveVolumes(ctx context.Context, provider string) ([]sbx.Volume,
 	if err != nil {
 		return nil, err
 	}
+	return scanVolumes(rows)
+}
+
+func scanVolumes(rows *sql.Rows) ([]sbx.Volume, error) {
 	defer rows.Close()
-	var out []sbx.Volume
+	out := []sbx.Volume{}
 	for rows.Next() {
 		v, err := scanVolume(rows)
 		if err != nil {

@@ -160,9 +160,7 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	}
 	CheckMetadata(&p, "metadata", a.Metadata)
 	if a.SnapshotID == "" { // else the snapshot's (fromSnapshot)
-		req.Resources.MilliCPU = l.MilliCPU(&p, "cpu", valueOr(a.CPU, l.DefaultCPU))
-		req.Resources.MemoryMB = l.Memory(&p, "memoryMB", valueOr(a.MemoryMB, l.DefaultMemoryMB))
-		req.Resources.DiskMB = l.Disk(&p, "diskMB", valueOr(a.DiskMB, l.DefaultDiskMB))
+		req.Resources = l.size(&p, a.CPU, a.MemoryMB, a.DiskMB)
 	}
 	if a.GPU != nil && a.SnapshotID == "" {
 		gpu := checkGPU(&p, *a.GPU)
@@ -291,6 +289,22 @@ func checkGPU(p *sbx.Problems, g sbx.GPURequest) sbx.GPURequest {
 		p.Add("gpu.fraction", "gpu.fraction must be 25, 50, 75 or 100")
 	}
 	return g
+}
+
+// size is a sandbox's size as a caller asks for it, each part checked
+// under its field, the default where it names none.
+func (l Limits) size(p *sbx.Problems, cpu *float64, memoryMB, diskMB *int64) sbx.Resources {
+	return sbx.Resources{MilliCPU: l.MilliCPU(p, "cpu", valueOr(cpu, l.DefaultCPU)),
+		MemoryMB: l.Memory(p, "memoryMB", valueOr(memoryMB, l.DefaultMemoryMB)), DiskMB: l.Disk(p, "diskMB", valueOr(diskMB, l.DefaultDiskMB))}
+}
+
+// Size is the size of sandboxes the operator asks for (a warm pool's
+// members, a ready snapshot's): checked as a create's, the defaults where
+// it names none.
+func (m *Manager) Size(cpu *float64, memoryMB, diskMB *int64) (sbx.Resources, error) {
+	var p sbx.Problems
+	res := m.cfg.Limits.size(&p, cpu, memoryMB, diskMB)
+	return res, p.Err()
 }
 
 func valueOr[T any](v *T, otherwise T) T {

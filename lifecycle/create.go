@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -172,11 +173,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		ready = sn != nil
 	}
 	now := m.clock.Now()
-	names := make([]string, 0, len(req.Env))
-	for k := range req.Env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := sortedKeys(req.Env)
 	sb := sbx.Sandbox{
 		ID: uuid.NewString(), OrgID: c.Org.ID, WorkspaceID: c.Workspace.ID, ProjectID: c.Project.ID,
 		Provider: p.Name(), ProviderSandboxID: newProviderID(), Kind: req.Kind, TemplateID: req.TemplateID,
@@ -401,4 +398,9 @@ func diagnosticOr(sb sbx.Sandbox, s string) string {
 		return sb.Diagnostic
 	}
 	return s
+}
+
+// sortedKeys are an env's names, sorted: what the ledger keeps of it.
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
 }

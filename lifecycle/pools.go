@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -164,8 +163,8 @@ func (m *Manager) fromPool(ctx context.Context, c sbx.Caller, p sbx.Provider, re
 	case req.Resources.GPU != nil:
 		return cold("a warm sandbox has no GPU")
 	case req.Resources != pool.Resources:
-		return cold(fmt.Sprintf("the warm pool's sandboxes have %s vCPU, %d MB of memory and %d MB of disk, not what this create asks",
-			vcpus(pool.Resources.MilliCPU), pool.Resources.MemoryMB, pool.Resources.DiskMB))
+		return cold(fmt.Sprintf("the warm pool's sandboxes have %g vCPU, %d MB of memory and %d MB of disk, not what this create asks",
+			float64(pool.Resources.MilliCPU)/1000, pool.Resources.MemoryMB, pool.Resources.DiskMB))
 	}
 	token := newToken()
 	names := sortedKeys(req.Env)
@@ -240,18 +239,7 @@ func (m *Manager) handOverLater(p sbx.Provider, sb sbx.Sandbox, token string, en
 // awaitHandOver waits until sandbox id's handover from a warm pool, if one
 // is under way in this serve, is done.
 func (m *Manager) awaitHandOver(ctx context.Context, id string) error {
-	m.mu.Lock()
-	done := m.handing[id]
-	m.mu.Unlock()
-	if done == nil {
-		return nil
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return m.await(ctx, m.handing, id)
 }
 
 // offer has a new pool member's agent take a next token beside its own,
@@ -343,17 +331,6 @@ func (m *Manager) notifyPools() {
 	default:
 	}
 }
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func vcpus(milli int64) string { return fmt.Sprintf("%g", float64(milli)/1000) }
 
 // sameEgress reports whether two policies are the same (nil: none).
 func sameEgress(a, b *sbx.Egress) bool {

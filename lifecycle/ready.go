@@ -18,7 +18,7 @@ type ReadyRequest struct {
 	Command   string
 	Port      int
 	Resources sbx.Resources // the sandboxes that restore it have this size; others boot
-	Timeout   time.Duration
+	Timeout   time.Duration // 0: DefaultReadyWait
 }
 
 // ReadyState is where a template's ready snapshot stands: preparing (in
@@ -39,6 +39,9 @@ type ReadyState struct {
 func (m *Manager) PrepareTemplate(ctx context.Context, c sbx.Caller, template string, r ReadyRequest) (ReadyState, error) {
 	if err := authz.Operator(c, "prepare a template's ready snapshot"); err != nil {
 		return ReadyState{}, err
+	}
+	if r.Timeout == 0 {
+		r.Timeout = DefaultReadyWait
 	}
 	if err := checkReady(template, r); err != nil {
 		return ReadyState{}, err
@@ -65,7 +68,7 @@ func (m *Manager) PrepareTemplate(ctx context.Context, c sbx.Caller, template st
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if err != nil {
-			m.preparing[template] = "failed: " + errorMessage(err)
+			m.preparing[template] = "failed: " + providerMessage(err)
 			m.log.Warn("preparing a template's ready snapshot", "template", template, "err", err)
 			return
 		}
@@ -141,6 +144,10 @@ func (m *Manager) prepare(ctx context.Context, c sbx.Caller, template string, r 
 	}
 	return sn, nil
 }
+
+// DefaultReadyWait is how long a preparation waits for its readiness check
+// when its request names no timeout.
+const DefaultReadyWait = 2 * time.Minute
 
 // ReadyKey is the metadata key of the sandbox a ready snapshot is made of.
 const ReadyKey = "sbx.readyTemplate"

@@ -23,7 +23,7 @@ type snapshotStore interface {
 	ReadySnapshots(ctx context.Context, templateID string) ([]sbx.Snapshot, error)
 }
 
-// SnapshotRequest is a validated request for a snapshot of a sandbox.
+// SnapshotRequest is a request for a snapshot of a sandbox.
 type SnapshotRequest struct {
 	Name     string
 	Metadata map[string]string
@@ -34,6 +34,14 @@ type SnapshotRequest struct {
 
 // Snapshot captures a running or paused sandbox, which goes on as it was.
 func (m *Manager) Snapshot(ctx context.Context, c sbx.Caller, ref string, req SnapshotRequest) (sbx.Snapshot, error) {
+	var p sbx.Problems
+	CheckMetadata(&p, "metadata", req.Metadata)
+	if len(req.Name) > 128 {
+		p.Add("name", "name is longer than 128 bytes")
+	}
+	if err := p.Err(); err != nil {
+		return sbx.Snapshot{}, err
+	}
 	sb, err := m.Get(ctx, c, ref)
 	if err != nil {
 		return sbx.Snapshot{}, err
@@ -296,7 +304,7 @@ func (m *Manager) Fork(ctx context.Context, c sbx.Caller, ref string, count int)
 				if child.ID != "" {
 					m.Kill(context.WithoutCancel(ctx), owner, child.ID) // no child is left half-made
 				}
-				res.Errors = append(res.Errors, fmt.Sprintf("child %d: %s", i+1, errorMessage(err)))
+				res.Errors = append(res.Errors, fmt.Sprintf("child %d: %s", i+1, providerMessage(err)))
 				return
 			}
 			res.Children = append(res.Children, child)

@@ -319,8 +319,14 @@ func (m *Manager) extend(ctx context.Context, id string, a sbx.Action, d time.Du
 
 // waitCreate waits for an in-flight create of id to settle.
 func (m *Manager) waitCreate(ctx context.Context, id string) error {
+	return m.await(ctx, m.creating, id)
+}
+
+// await waits until the work on id that pending (m.creating, m.handing)
+// holds, if any, is done: its channel closed. m.mu guards pending.
+func (m *Manager) await(ctx context.Context, pending map[string]chan struct{}, id string) error {
 	m.mu.Lock()
-	done := m.creating[id]
+	done := pending[id]
 	m.mu.Unlock()
 	if done == nil {
 		return nil

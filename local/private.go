@@ -27,21 +27,28 @@ func (p *Provider) privateFiles(id string) error {
 	}
 	var errs []error
 	for _, top := range append(state, p.imageDir(id)) {
-		errs = append(errs, filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				return nil
-			case err != nil:
-				return err
-			case d.Type()&fs.ModeSymlink != 0 || d.Type()&fs.ModeSocket != 0:
-				return nil
-			case d.IsDir():
-				return os.Chmod(path, 0o700)
-			}
-			return os.Chmod(path, 0o600)
-		}))
+		errs = append(errs, privateTree(top))
 	}
 	return errors.Join(errs...)
+}
+
+// privateTree makes the directories under top (and top) 0700 and their
+// files 0600; symlinks and sockets are left as they are, and a top that
+// does not exist is fine.
+func privateTree(top string) error {
+	return filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case d.Type()&fs.ModeSymlink != 0 || d.Type()&fs.ModeSocket != 0:
+			return nil
+		case d.IsDir():
+			return os.Chmod(path, 0o700)
+		}
+		return os.Chmod(path, 0o600)
+	})
 }
 
 // hostPath is a directory of this host that sandboxes' owners do not see,

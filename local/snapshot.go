@@ -91,7 +91,7 @@ func (p *Provider) Snapshot(ctx context.Context, h sbx.Handle, id string, memory
 		}
 		ok = true
 		p.appendNote(m.ProviderID, "snapshot %s of its files taken", id)
-		return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: ownBytes(dir), TemplateVersion: m.TemplateVersion, Paused: paused}, nil
+		return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: diskUsed(dir, true), TemplateVersion: m.TemplateVersion, Paused: paused}, nil
 	}
 	if err := writeJSON(filepath.Join(dir, "snapshot.json"), sm); err != nil {
 		return sbx.SnapshotInfo{}, err
@@ -106,7 +106,7 @@ func (p *Provider) Snapshot(ctx context.Context, h sbx.Handle, id string, memory
 	image := filepath.Join(dir, "checkpoint")
 	var paused time.Duration
 	if m.State == stateHibernated {
-		err = linkTree(p.imageDir(m.ProviderID), image)
+		err = template.LinkTree(p.imageDir(m.ProviderID), image) // privateTree below: 0700 and 0600
 	} else {
 		paused, err = p.checkpointLive(ctx, m, image)
 	}
@@ -118,7 +118,7 @@ func (p *Provider) Snapshot(ctx context.Context, h sbx.Handle, id string, memory
 	}
 	ok = true
 	p.appendNote(m.ProviderID, "snapshot %s taken; the sandbox stood still %s", id, paused.Round(time.Millisecond))
-	return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: diskUsed(dir), TemplateVersion: m.TemplateVersion, Paused: paused}, nil
+	return sbx.SnapshotInfo{Handle: sbx.IDHandle(id), SizeBytes: diskUsed(dir, false), TemplateVersion: m.TemplateVersion, Paused: paused}, nil
 }
 
 // checkpointLive writes a running or paused sandbox's image to image and
@@ -195,8 +195,8 @@ func restoreBundle(saved specs.Spec, fresh *specs.Spec) *specs.Spec {
 	return fresh
 }
 
-// snapshotsUse lists what the snapshots on this host keep: the agent copies
-// their bundles name.
+// snapshotBundles are the bundles the snapshots on this host keep, whose
+// agent copies must stay.
 func (p *Provider) snapshotBundles() []specs.Spec {
 	ids, _ := p.Snapshots(context.Background())
 	var out []specs.Spec
@@ -209,44 +209,15 @@ func (p *Provider) snapshotBundles() []specs.Spec {
 	return out
 }
 
-// linkTree makes dst a copy of the directory src whose files are hard links
-// to src's: a hibernated sandbox's image, which never changes once written.
-func linkTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.Mkdir(to, 0o700)
-		}
-		return os.Link(path, to)
-	})
-}
-
-// privateTree makes a directory's subdirectories 0700 and files 0600.
-func privateTree(dir string) error {
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			return os.Chmod(path, 0o700)
-		case d.Type().IsRegular():
-			return os.Chmod(path, 0o600)
-		}
-		return nil
-	})
-}
-
-// diskUsed is what the files under dir hold on disk.
-func diskUsed(dir string) int64 {
+// diskUsed is what the regular files under dir hold on disk; with own,
+// only those linked nowhere else (a files-only snapshot's, not its
+// template's).
+func diskUsed(dir string, own bool) int64 {
 	var n int64
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
-				if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && (!own || st.Nlink == 1) {
 					n += st.Blocks * 512
 				}
 			}
@@ -286,21 +257,4 @@ func (p *Provider) snapshotFiles(ctx context.Context, m meta, sm *snapshotMeta, 
 		return took, fmt.Errorf("laying the sandbox's files over its template's: %w", err)
 	}
 	return took, writeJSON(filepath.Join(dir, "snapshot.json"), sm)
-}
-
-// ownBytes is what the regular files under dir that are linked nowhere
-// else hold on disk: a files-only snapshot's own, not its template's.
-func ownBytes(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink == 1 {
-					n += st.Blocks * 512
-				}
-			}
-		}
-		return nil
-	})
-	return n
 }

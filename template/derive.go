@@ -66,16 +66,16 @@ func (s Store) DeriveWith(name, from string, opts DeriveOptions) (Template, erro
 		return t, err
 	}
 	defer os.RemoveAll(building) // gone once published
-	if err := linkTree(src.Rootfs(), filepath.Join(building, "rootfs")); err != nil {
+	if err := LinkTree(src.Rootfs(), filepath.Join(building, "rootfs")); err != nil {
 		return t, fmt.Errorf("deriving %s from %s: %w", name, from, err)
 	}
 	return s.publish(t, building)
 }
 
-// linkTree recreates the directories of the tree at src under dst, with
+// LinkTree recreates the directories of the tree at src under dst, with
 // their modes and owners, and hard-links everything else (files, symlinks,
 // device nodes) into them.
-func linkTree(src, dst string) error {
+func LinkTree(src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -109,7 +109,7 @@ func linkTree(src, dst string) error {
 // t's hard-linked files, where what the layer changed is a file of its
 // own. It is immutable like a template's, and outlives t's version.
 func Layered(t Template, dst string, upper io.Reader) error {
-	if err := linkTree(t.Rootfs(), dst); err != nil {
+	if err := LinkTree(t.Rootfs(), dst); err != nil {
 		return err
 	}
 	_, err := unpackTar(upper, dst, true)
