@@ -54,9 +54,9 @@ type Config struct {
 	SkipIdle  bool
 	Progress  io.Writer // one line per step; default io.Discard
 
-	// Agent is the sbx binary whose `sbx agent` is the sandboxes' first
-	// process, as serve runs them. Exec needs it; Lifecycle, when it is
-	// set, runs it in the sandboxes it creates, pauses and holds idle.
+	// Agent is the binary whose `BIN agent …` is the sandboxes' first
+	// process; default the agent serve runs (local.DefaultAgent). Exec
+	// needs the sbx binary itself: it runs `sbx bench spawn` in its sandbox.
 	Agent string
 	// Exec only: round trips of `true`; the MB a command writes; the MB of
 	// the file uploaded and downloaded. Defaults 200, 100 and 256; each
@@ -147,6 +147,11 @@ func Lifecycle(ctx context.Context, cfg Config) (r *Report, err error) {
 	l := &lab{cfg: cfg, tmpl: tmpl}
 	if l.dir, err = os.MkdirTemp("", "sbx-bench-"); err != nil {
 		return r, err
+	}
+	if l.cfg.Agent == "" {
+		if l.cfg.Agent, err = local.DefaultAgent(l.dir); err != nil {
+			return r, err
+		}
 	}
 	r.Load = "load average " + loadAverage() + " at start"
 	defer func() {

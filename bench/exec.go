@@ -51,6 +51,9 @@ type Transfer struct {
 // same sandbox with `runsc exec`, in turns. It returns what it measured,
 // with the table filled in, also when it stops on an error.
 func Exec(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Agent == "" {
+		return &Report{}, errors.New("the exec benchmark needs the sbx binary, to run as the sandbox's agent and run `sbx bench spawn` in it")
+	}
 	return inLab(ctx, cfg, "exec", func(e *execLab, r *Report) error {
 		r.Exec = &ExecResult{}
 		for _, phase := range []func(context.Context, *ExecResult) error{e.roundTrip, e.output, e.upload, e.download} {
@@ -67,9 +70,6 @@ func Exec(ctx context.Context, cfg Config) (*Report, error) {
 // filled in, also when bench stops on an error, and removes the lab.
 func inLab(ctx context.Context, cfg Config, name string, bench func(e *execLab, r *Report) error) (r *Report, err error) {
 	cfg.defaults()
-	if cfg.Agent == "" {
-		return &Report{}, fmt.Errorf("the %s benchmark needs the sbx binary, to run as the sandbox's agent", name)
-	}
 	r, _, err = newReport(ctx, cfg)
 	if err != nil {
 		return r, err

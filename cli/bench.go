@@ -98,6 +98,12 @@ stdout.`,
 			if err := benchSetup(g, "exec", &cfg, runscPath, templatesDir); err != nil {
 				return err
 			}
+			if cfg.Agent == "" { // it runs `sbx bench spawn` in its sandbox
+				var err error
+				if cfg.Agent, err = os.Executable(); err != nil {
+					return fmt.Errorf("finding the sbx binary to run as the sandbox's agent: %w", err)
+				}
+			}
 			return g.runBench(cmd, markdown, func(ctx context.Context) (*bench.Report, error) { return bench.Exec(ctx, cfg) })
 		},
 	}
@@ -153,12 +159,12 @@ func benchFlags(f *pflag.FlagSet, cfg *bench.Config, runscPath, templatesDir *st
 	f.StringVar(templatesDir, "templates-dir", "", "templates directory (default <data-dir>/templates)")
 	f.StringVar(&cfg.Template, "template", "base", "template the sandboxes and baselines run")
 	f.BoolVar(markdown, "markdown", false, "print the table as Markdown")
-	f.StringVar(&cfg.Agent, "agent", "", "the binary the sandboxes run as `BIN agent …`, to compare another build's cost (default: this sbx)")
+	f.StringVar(&cfg.Agent, "agent", "", "the binary the sandboxes run as `BIN agent …`, to compare another build's cost (default: the agent serve runs; for exec, this sbx)")
 }
 
 // benchSetup checks that the bench can run here and fills in what cfg runs
-// with: runsc, the templates (with a clear error when the template is not
-// built) and this binary as the sandboxes' agent.
+// with: runsc and the templates (with a clear error when the template is not
+// built).
 func benchSetup(g *globals, name string, cfg *bench.Config, runscPath, templatesDir string) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("sbx bench %s runs sandboxes and needs root", name)
@@ -166,11 +172,6 @@ func benchSetup(g *globals, name string, cfg *bench.Config, runscPath, templates
 	var err error
 	if cfg.Runsc, err = runsc.Find(runscPath, g.dataDir); err != nil {
 		return err
-	}
-	if cfg.Agent == "" {
-		if cfg.Agent, err = os.Executable(); err != nil {
-			return fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
-		}
 	}
 	build := fmt.Sprintf("sbx template build %s --data-dir %s", cfg.Template, g.dataDir)
 	if templatesDir == "" {

@@ -16,44 +16,60 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/agentbin"
 	"golang.org/x/sys/unix"
 )
 
-// AgentMount is where the agent binary (this sbx binary) appears inside every
-// sandbox.
+// AgentMount is where the agent binary appears inside every sandbox.
 const AgentMount = "/.sbx/sbx"
 
-// installAgent copies the agent binary to <DataDir>/agent/sbx-<sha256>, once.
-// Bundles name that copy, which never changes: a sandbox hibernated under
-// one sbx binary wakes under the next with the agent it was started with.
-func installAgent(dataDir, src string) (string, error) {
-	f, err := os.Open(src)
+// DefaultAgent is the agent serve runs in its sandboxes: the agent-only
+// build this sbx carries (package agentbin), installed in dataDir as
+// installAgent installs any, or, for a build that carries none, this
+// binary itself (its `sbx agent`).
+func DefaultAgent(dataDir string) (string, error) {
+	r, ok, err := agentbin.Open()
+	if err != nil {
+		return "", fmt.Errorf("the agent this sbx carries: %w", err)
+	}
+	if ok {
+		return installAgent(dataDir, r)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
+	}
+	return self, nil
+}
+
+// installAgentFile is installAgent of the binary at path.
+func installAgentFile(dataDir, path string) (string, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("the agent binary: %w", err)
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("the agent binary: %w", err)
-	}
-	dst := filepath.Join(dataDir, "agent", "sbx-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(dst); err == nil {
-		return dst, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	return installAgent(dataDir, f)
+}
+
+// installAgent copies the agent binary read from r to
+// <dataDir>/agent/sbx-<sha256>, once. Bundles name that copy, which never
+// changes: a sandbox hibernated under one sbx binary wakes under the next
+// with the agent it was started with.
+func installAgent(dataDir string, r io.Reader) (string, error) {
+	dir := filepath.Join(dataDir, "agent")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".sbx-*")
+	tmp, err := os.CreateTemp(dir, ".sbx-*")
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(tmp, f); err != nil {
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(tmp, h), r); err != nil {
 		tmp.Close()
-		return "", err
+		return "", fmt.Errorf("the agent binary: %w", err)
 	}
 	if err := tmp.Chmod(0o555); err != nil {
 		tmp.Close()
@@ -61,6 +77,10 @@ func installAgent(dataDir, src string) (string, error) {
 	}
 	if err := tmp.Close(); err != nil {
 		return "", err
+	}
+	dst := filepath.Join(dir, "sbx-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil // installed before; a running sandbox may map it
 	}
 	return dst, os.Rename(tmp.Name(), dst)
 }

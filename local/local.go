@@ -47,10 +47,11 @@ type Config struct {
 	GPUs       *gpu.Placer      // nil: this host offers no GPUs
 	DiskMB     int64            // the cap of a sandbox's writable layer when its spec names none; default 10 GiB
 	WatchEvery time.Duration    // how often Watch looks for sandboxes that died; default 1 s
-	// Agent is the sbx binary whose `sbx agent` is every sandbox's first
-	// process, serving commands, files and PTYs on apiv1.AgentPort. Only the
-	// first process and its descendants survive hibernation: gVisor kills
-	// processes started by `runsc exec` when it restores a sandbox.
+	// Agent is the binary whose `BIN agent …` is every sandbox's first
+	// process (DefaultAgent: what serve runs), serving commands, files and
+	// PTYs on apiv1.AgentPort. Only the first process and its descendants
+	// survive hibernation: gVisor kills processes started by `runsc exec`
+	// when it restores a sandbox.
 	Agent string
 	// Init is the first process when there is no Agent; default an idle one.
 	Init []string
@@ -125,7 +126,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.Agent != "" {
 		var err error
-		if p.agent, err = installAgent(cfg.DataDir, cfg.Agent); err != nil {
+		if p.agent, err = installAgentFile(cfg.DataDir, cfg.Agent); err != nil {
 			return nil, err
 		}
 	}

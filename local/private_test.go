@@ -25,7 +25,7 @@ func TestWhatASandboxLeavesOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.agent, err = installAgent(p.cfg.DataDir, bin); err != nil {
+	if p.agent, err = installAgentFile(p.cfg.DataDir, bin); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

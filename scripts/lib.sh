@@ -68,26 +68,40 @@ start_postgres() {
     as_root su postgres -c "psql -qc 'CREATE ROLE \"$me\" SUPERUSER LOGIN'"
 }
 
-# build_sbx builds the static sbx binary into $1.
+# build_sbx builds the static sbx binary into $1, carrying the agent-only
+# build (cmd/sbx-agent, stripped and gzipped) that its sandboxes run: given
+# to the build in place of the empty internal/agentbin/sbx-agent.gz through
+# an overlay, so the tree is not written. testenv.BuildSbx runs this too.
 build_sbx() {
-  (cd "$ROOT" && go build -trimpath -o "$1" ./cmd/sbx)
+  local tmp rc=0
+  tmp=$(mktemp -d)
+  (cd "$ROOT" && go build -trimpath -ldflags "-s -w" -o "$tmp/sbx-agent" ./cmd/sbx-agent &&
+    gzip -9 -n <"$tmp/sbx-agent" >"$tmp/sbx-agent.gz" &&
+    printf '{"Replace":{"%s":"%s"}}' "$ROOT/internal/agentbin/sbx-agent.gz" "$tmp/sbx-agent.gz" >"$tmp/overlay.json" &&
+    go build -trimpath -overlay "$tmp/overlay.json" -o "$1" ./cmd/sbx) || rc=$?
+  rm -rf "$tmp"
+  return $rc
 }
 
 # runsc_version is the version stamp of the runsc this checkout pins: the
 # gvisor.dev/gvisor module version in tools/runsc/go.mod.
-runsc_version() { awk '$1 == "gvisor.dev/gvisor" {print $2; exit}' "$ROOT/tools/runsc/go.mod"; }
+runsc_version() { awk '{for (i = 1; i < NF; i++) if ($i == "gvisor.dev/gvisor") {print $(i + 1); exit}}' "$ROOT/tools/runsc/go.mod"; }
 
-# build_runsc builds gVisor's runsc from the pinned module into $1, once: a
-# binary there that already reports the pinned version is kept.
+# build_runsc builds gVisor's runsc, as tools/runsc wraps it, into $1, once:
+# a binary there that reports the pinned version and was built from
+# tools/runsc as it is now (the digest in $1.src) is kept.
 build_runsc() {
-  local dest=$1 want
+  local dest=$1 want src
   want=$(runsc_version)
-  if [ -x "$dest" ] && [ "$("$dest" --version 2>/dev/null | head -n 1)" = "runsc version $want" ]; then
+  src=$(cd "$ROOT/tools/runsc" && cat go.mod go.sum main.go | sha256sum | cut -c1-16)
+  if [ -x "$dest" ] && [ "$("$dest" --version 2>/dev/null | head -n 1)" = "runsc version $want" ] &&
+    [ "$(cat "$dest.src" 2>/dev/null)" = "$src" ]; then
     return 0
   fi
   echo "sbx: building runsc $want (once; about two minutes)" >&2
   mkdir -p "$(dirname "$dest")"
   (cd "$ROOT/tools/runsc" && go build -trimpath \
-    -ldflags "-X gvisor.dev/gvisor/runsc/version.version=$want" -o "$dest.tmp" gvisor.dev/gvisor/runsc)
+    -ldflags "-X gvisor.dev/gvisor/runsc/version.version=$want" -o "$dest.tmp" .)
   mv "$dest.tmp" "$dest"
+  echo "$src" >"$dest.src"
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 
@@ -33,7 +32,7 @@ type LocalConfig struct {
 	GPUs        string // a configured GPU inventory ("h100:2"); default: what nvidia-smi finds
 	DiskMB      int64  // writable layer cap of a sandbox whose create names none; default 10 GiB
 	MaxDiskMB   int64  // the largest cap a create may ask for; default DiskMB
-	Agent       string // the sbx binary run as every sandbox's agent; default this executable
+	Agent       string // the binary run as every sandbox's agent; default local.DefaultAgent
 	// Name keeps this server's host resources apart from another's on the
 	// same host: it is the nftables table, the prefix of network namespaces
 	// (/run/netns/<name>-<id>) and the cgroup parent. Default "sbx". At
@@ -87,8 +86,8 @@ func startLocal(ctx context.Context, cfg Config, log *slog.Logger) (*local.Provi
 		return nil, st, err
 	}
 	if lc.Agent == "" {
-		if lc.Agent, err = os.Executable(); err != nil {
-			return nil, st, fmt.Errorf("finding the sbx binary to run as the sandboxes' agent: %w", err)
+		if lc.Agent, err = local.DefaultAgent(cfg.DataDir); err != nil {
+			return nil, st, err
 		}
 	}
 	p, err := local.New(local.Config{DataDir: cfg.DataDir, Engine: st.Name, Runsc: st.Path, Runc: st.Path, Agent: lc.Agent, Templates: templates, Network: net,

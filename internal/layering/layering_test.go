@@ -127,13 +127,15 @@ func list(t *testing.T, args ...string) (module string, pkgs []pkg) {
 		}
 		pkgs = append(pkgs, p)
 	}
-	for _, p := range pkgs {
-		if p.Module != nil {
-			return p.Module.Path, pkgs
-		}
+	// This module, not the first package's: with -deps, the first
+	// packages listed are of other modules.
+	cmd = exec.Command("go", "list", "-m")
+	cmd.Dir = root(t)
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
 	}
-	t.Fatal("go list named no package of a module")
-	return "", nil
+	return strings.TrimSpace(string(out)), pkgs
 }
 
 // root is the module's directory.
@@ -262,6 +264,19 @@ func TestBinaryLinksNoTestSupport(t *testing.T) {
 	for _, p := range pkgs {
 		if n := name(module, p.ImportPath); matchAny(neverLinked, n) {
 			t.Errorf("cmd/sbx links %s, which is test support", n)
+		}
+	}
+}
+
+// The agent-only build that every sandbox runs (cmd/sbx-agent) links, of
+// this module, the agent and what it stands on alone: each package the
+// control plane adds would be mapped and initialised in every idle sandbox.
+func TestAgentBuildLinksTheAgentAlone(t *testing.T) {
+	allowed := []string{"sbx", "apiv1", "agent", "cmd/sbx-agent", "internal/echoserver", "internal/strictjson"}
+	module, pkgs := list(t, "-deps", "./cmd/sbx-agent")
+	for _, p := range pkgs {
+		if n := name(module, p.ImportPath); n != "" && !matchAny(allowed, n) {
+			t.Errorf("cmd/sbx-agent links %s", n)
 		}
 	}
 }

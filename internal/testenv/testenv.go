@@ -29,12 +29,18 @@ func Missing(t testing.TB, why string) {
 	t.Skip("missing prerequisite: " + why)
 }
 
-// BuildSbx builds the sbx binary, static as it ships, into dir and returns
-// its path: for tests that run it as a CLI, a server or a sandbox's agent.
+// BuildSbx builds the sbx binary as it ships (scripts/lib.sh's build_sbx:
+// static, carrying the agent-only build its sandboxes run) into dir and
+// returns its path: for tests that run it as a CLI, a server or a
+// sandbox's agent.
 func BuildSbx(dir string) (string, error) {
+	mod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the sbx module: %v", err)
+	}
+	lib := filepath.Join(filepath.Dir(strings.TrimSpace(string(mod))), "scripts", "lib.sh")
 	bin := filepath.Join(dir, "sbx")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sbxdev/sbx/cmd/sbx")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build := exec.Command("bash", "-c", `. "$0" && build_sbx "$1"`, lib, bin)
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building sbx: %v\n%s", err, out)
 	}

@@ -2,6 +2,8 @@ module github.com/sbxdev/sbx/tools/runsc
 
 go 1.26.8
 
+require gvisor.dev/gvisor v0.0.0-20260905035102-160fafc42237
+
 require (
 	github.com/cenkalti/backoff v2.2.1+incompatible // indirect
 	github.com/cilium/ebpf v0.16.0 // indirect
@@ -22,7 +24,5 @@ require (
 	golang.org/x/sys v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
-	gvisor.dev/gvisor v0.0.0-20260905035102-160fafc42237
+	gopkg.in/check.v1 v1.0.0-20201130134442-10cb98267c6c // indirect
 )
-
-tool gvisor.dev/gvisor/runsc

@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/echoserver"
+)
+
+// Main is the agent's command line, the words after `agent` in `sbx agent …`
+// (and in the agent-only build, cmd/sbx-agent, which the sandboxes run):
+//
+//	agent --token-fd N [--port P] [--user U] [--workdir D] [--start CMD] [--log-level L]
+//	agent echo PORT…
+//
+// The first serves the agent API until SIGTERM or SIGINT; the second an HTTP
+// and WebSocket echo server on each port (package echoserver), which the
+// preview tests and `sbx bench preview` start in a sandbox, where the agent's
+// binary always is. Main reports what went wrong on stderr and answers the
+// exit code: 2 for a bad command line, 1 for a failure.
+func Main(ctx context.Context, args []string, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	run := serve
+	if len(args) > 0 && args[0] == "echo" {
+		run, args = echo, args[1:]
+	}
+	err := run(ctx, args, stderr)
+	switch {
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(stderr, "sbx: agent:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "sbx: agent:", err)
+		return 1
+	}
+}
+
+// usageError is a command line Main cannot run.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// serve is `agent [flags]`.
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	var cfg Config
+	var port, tokenFD int
+	var logLevel string
+	f := flag.NewFlagSet("agent", flag.ContinueOnError)
+	f.SetOutput(stderr)
+	f.IntVar(&port, "port", apiv1.AgentPort, "port to serve the agent API on")
+	f.IntVar(&tokenFD, "token-fd", -1, "an open descriptor to read the access token from, to its end (then closed): the token is never in the environment, argv or a file")
+	f.StringVar(&cfg.User, "user", "", "the user commands, PTYs and new files belong to unless a request names another (default: the agent's own)")
+	f.StringVar(&cfg.Workdir, "workdir", DefaultWorkdir, "default working directory, and base of relative paths")
+	f.StringVar(&cfg.Start, "start", "", "a command line to start in the background, tagged "+StartTag)
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if f.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", f.Arg(0))}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return usageError{"--log-level: " + err.Error()}
+	}
+	if tokenFD < 3 {
+		return usageError{"--token-fd must name the descriptor (3 or more) that holds the access token"}
+	}
+	token, err := ReadToken(tokenFD)
+	if err != nil {
+		return err
+	}
+	cfg.Token = token
+	cfg.Log = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return Run(ctx, cfg, fmt.Sprintf(":%d", port))
+}
+
+// echo is `agent echo PORT…`.
+func echo(ctx context.Context, args []string, _ io.Writer) error {
+	if len(args) == 0 {
+		return usageError{"echo needs at least one port"}
+	}
+	var ports []int
+	for _, a := range args {
+		p, err := strconv.Atoi(a)
+		if err != nil || p < 1 || p > 65535 {
+			return usageError{fmt.Sprintf("echo: %q is not a port", a)}
+		}
+		ports = append(ports, p)
+	}
+	return echoserver.Serve(ctx, ports)
+}
