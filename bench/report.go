@@ -88,6 +88,10 @@ func maxMs(v, limit float64) (string, *bool) {
 	return fmt.Sprintf("< %.0f ms", limit), &met
 }
 
+// idleTargetMB is the most host memory an idle sandbox may cost: 1000 of
+// them on one 24 GiB host, as the pools that hold them need.
+const idleTargetMB = 16
+
 func maxMB(v, limit float64) (string, *bool) {
 	met := v <= limit
 	return fmt.Sprintf("≤ %.0f MB", limit), &met
@@ -129,7 +133,7 @@ func (r *Report) rows() []Row {
 		rows = append(rows, wake)
 	}
 	for _, i := range r.Idle {
-		t, met := maxMB(i.PerSandboxMB, 20)
+		t, met := maxMB(i.PerSandboxMB, idleTargetMB)
 		check := fmt.Sprintf("MemAvailable −%.1f MB on create", i.MemAvailableDropMB)
 		if i.MemAvailableRiseMB != 0 {
 			check += fmt.Sprintf(", +%.1f MB on removal", i.MemAvailableRiseMB)

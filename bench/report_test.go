@@ -63,7 +63,7 @@ func TestRowsJudgeTargets(t *testing.T) {
 			Runc: &Stat{N: 20, P50: 40}, DockerSkipped: "dockerd not running"},
 		Pause:     &PauseResult{Pause: Stat{P50: 12}, Resume: Stat{P50: 31}, RunscPause: Stat{P50: 10}, RunscResume: Stat{P50: 10}},
 		Hibernate: []HibernateResult{{SizeMB: 64, Wake: Stat{P50: 250}, RunscRestore: Stat{P50: 200}}, {SizeMB: 512, Wake: Stat{P50: 900}}},
-		Idle:      []IdleResult{{Count: 50, PerSandboxMB: 19.5}, {Count: 200, PerSandboxMB: 20.5}},
+		Idle:      []IdleResult{{Count: 50, PerSandboxMB: 15.5}, {Count: 200, PerSandboxMB: 16.5}},
 	}
 	r.Rows = r.rows()
 	met := map[string]string{}
@@ -100,7 +100,7 @@ func TestRowsJudgeTargets(t *testing.T) {
 	if err := r.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"130.0 ms", "runsc run 100.0 ms", "1.30×", "runc run 40.0 ms", "3.25×", "docker: dockerd not running", "NO", "≤ 20 MB"} {
+	for _, s := range []string{"130.0 ms", "runsc run 100.0 ms", "1.30×", "runc run 40.0 ms", "3.25×", "docker: dockerd not running", "NO", "≤ 16 MB"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("the table lacks %q:\n%s", s, table.String())
 		}
