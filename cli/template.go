@@ -11,9 +11,9 @@ import (
 // newTemplate is the `sbx template` command group. Templates are built on
 // the host that runs `sbx serve`, into its data dir; building needs root.
 func newTemplate(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "template", Aliases: []string{"templates"}, Short: "Build and list sandbox templates on this host; give them ready snapshots"}
+	cmd := &cobra.Command{Use: "template", Aliases: []string{"templates"}, Short: "Build and list sandbox templates on this host; read and delete them through the server; give them ready snapshots"}
 	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", hostserve.DataDir), "data dir of sbx serve ($SBX_DATA_DIR)")
-	cmd.AddCommand(newTemplateBuild(g), newTemplateList(g), newTemplateReady(g))
+	cmd.AddCommand(newTemplateBuild(g), newTemplateList(g), newTemplateGet(g), newTemplateRm(g), newTemplateReady(g))
 	cmd.SetFlagErrorFunc(flagUsage)
 	return cmd
 }

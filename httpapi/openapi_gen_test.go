@@ -148,6 +148,14 @@ var operations = map[string]op{
 	"DELETE /api/v1/snapshots/{snapshot_id}": {id: "deleteSnapshot", summary: "Delete a snapshot: its storage is freed and no longer billed; sandboxes started from it go on",
 		status: 200, response: apiv1.Snapshot{}, errors: []int{400, 401, 404, 409, 502, 503}},
 
+	"GET /api/v1/templates": {id: "listTemplates", summary: "The templates sandboxes start from (templateID on create), each with every version kept",
+		status: 200, response: apiv1.TemplateList{}, errors: []int{401, 501, 503}},
+	"GET /api/v1/templates/{template}": {id: "getTemplate", summary: "A template and every version of it kept",
+		status: 200, response: apiv1.Template{}, errors: []int{401, 404, 501, 503}},
+	"DELETE /api/v1/templates/{template}": {id: "deleteTemplate", summary: "Delete a template, every version of it, and its ready snapshot (the operator's)",
+		description: "Refused (409, naming them) while anything stands on the template: sandboxes that are not over (paused and hibernated ones wake on its tree; a warm pool's members count), " +
+			"snapshots (a restore reopens the tree of the version it lies on), its warm pool, or a ready snapshot being prepared. A create that races the deletion fails as one of a template never built does.",
+		status: 204, errors: []int{401, 403, 404, 409, 501, 502, 503}},
 	"GET /api/v1/admin/template-warm-pools": {id: "listWarmPools", summary: "Every template's warm pool and what it holds (the operator's)",
 		status: 200, response: apiv1.WarmPoolList{}, errors: []int{401, 403}},
 	"PUT /api/v1/admin/template-warm-pools/{template}": {id: "setWarmPool", summary: "Keep sandboxes of a template ready for creates to check out (the operator's)",

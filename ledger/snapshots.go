@@ -231,3 +231,16 @@ func (s *Store) ReadySnapshots(ctx context.Context, templateID string) ([]sbx.Sn
 	}
 	return s.scanSnapshots(rows)
 }
+
+// TemplateUsers is what stands on a template, in every org: sandboxes that
+// are not over and snapshots that are not deleted or failed, other than
+// the template's own ready snapshots; at most limit of each, oldest first.
+func (s *Store) TemplateUsers(ctx context.Context, templateID string, limit int) (u sbx.TemplateUsers, err error) {
+	if u.Sandboxes, err = s.ids(ctx, `SELECT provider_sandbox_id FROM sandboxes
+		WHERE template_id = ? AND state IN ('starting', 'running', 'paused') ORDER BY created_at, id LIMIT ?`, templateID, limit); err != nil {
+		return u, err
+	}
+	u.Snapshots, err = s.ids(ctx, `SELECT id FROM snapshots
+		WHERE template_id = ? AND state IN ('creating', 'ready') AND purpose <> 'template' ORDER BY created_at, id LIMIT ?`, templateID, limit)
+	return u, err
+}

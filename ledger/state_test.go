@@ -50,6 +50,14 @@ func branchingState(t *testing.T, dsn string) {
 	if err != nil || got.AccessToken != "held" || got.BilledMicros != 144 || !got.Memory {
 		t.Fatalf("snapshot: %+v, %v", got, err)
 	}
+	// What stands on template base: the source sandbox and the snapshot
+	// (not the template's own ready ones), by their public IDs.
+	if u, err := s.TemplateUsers(ctx, src.TemplateID, 20); err != nil || len(u.Sandboxes) != 1 || u.Sandboxes[0] != src.ProviderSandboxID || len(u.Snapshots) != 1 || u.Snapshots[0] != sn.ID {
+		t.Fatalf("template users: %+v, %v", u, err)
+	}
+	if u, err := s.TemplateUsers(ctx, "other", 20); err != nil || len(u.Sandboxes)+len(u.Snapshots) != 0 {
+		t.Fatalf("users of another template: %+v, %v", u, err)
+	}
 	if list, _, err := s.ListSnapshots(ctx, sbx.SnapshotFilter{OrgID: org.ID}); err != nil || len(list) != 1 {
 		t.Fatalf("list: %v, %v", list, err)
 	}

@@ -17,6 +17,7 @@ type Store interface {
 	snapshotStore
 	volumeStore
 	poolStore
+	templateStore
 	creditStore
 	usageStore
 	// a member's key reaches the sandboxes of its workspaces (Get)

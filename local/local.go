@@ -84,6 +84,7 @@ type Provider struct {
 	pending map[string]pendingDisk // provider ID → a share admitted, not yet held by a recorded sandbox
 
 	hostPaths []hostPath // what scrub replaces: findHostPaths, once
+	treeSizes sizeCache  // of templates' versions (templates.go)
 }
 
 // New returns the provider, creating its directories.

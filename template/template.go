@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -218,4 +220,76 @@ func (s Store) publish(t Template, building string) (Template, error) {
 		return t, err
 	}
 	return t, os.Rename(tmp, link)
+}
+
+// Versions returns every version of name that is kept, the current one
+// first, then the others from newest to oldest; ErrNotBuilt when there is
+// none.
+func (s Store) Versions(name string) ([]Template, error) {
+	cur, err := s.Current(name)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(s.Dir, name))
+	if err != nil {
+		return nil, err
+	}
+	out := []Template{cur}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == cur.Version {
+			continue
+		}
+		if t, err := s.load(name, e.Name()); err == nil {
+			out = append(out, t)
+		}
+	}
+	sort.SliceStable(out[1:], func(i, j int) bool { return out[1+i].Created.After(out[1+j].Created) })
+	return out, nil
+}
+
+// Remove removes every version of name: first out of the way at once (a
+// create that looks for it now finds none), then from the disk, with what
+// an earlier Remove cut short left.
+func (s Store) Remove(name string) error {
+	if _, err := s.Current(name); err != nil {
+		return err
+	}
+	gone, err := os.MkdirTemp(s.Dir, ".removing-")
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(s.Dir, name), filepath.Join(gone, name)); err != nil {
+		os.Remove(gone)
+		return err
+	}
+	all, err := filepath.Glob(filepath.Join(s.Dir, ".removing-*"))
+	for _, dir := range all {
+		err = errors.Join(err, os.RemoveAll(dir))
+	}
+	return err
+}
+
+// Size is what a version's tree holds on disk: the blocks of each file
+// once, however many links it has in the tree (a derived template's tree
+// links its source's files; those count in both).
+func Size(t Template) (int64, error) {
+	seen := map[uint64]bool{}
+	var total int64
+	err := filepath.WalkDir(t.Dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		st, ok := info.Sys().(*syscall.Stat_t)
+		if !ok || seen[st.Ino] {
+			return nil
+		}
+		seen[st.Ino] = true
+		total += st.Blocks * 512
+		return nil
+	})
+	return total, err
 }
