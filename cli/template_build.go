@@ -1,18 +1,21 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/client"
 	"github.com/sbxdev/sbx/template"
 	"github.com/spf13/cobra"
 )
 
 func newTemplateBuild(g *globals) *cobra.Command {
 	var opts template.DebianOptions
-	var from, fromTemplate string
+	var from, fromTemplate, recipePath string
+	var follow bool
 	var egress egressFlags
 	oci := template.OCIOptions{Username: os.Getenv("SBX_REGISTRY_USERNAME"), Password: os.Getenv("SBX_REGISTRY_PASSWORD")}
 	cmd := &cobra.Command{
@@ -32,9 +35,28 @@ root, shared through hard links, with its own --start (and its source's
 egress policy unless --egress says another): no build at all. --egress,
 --egress-allow and --egress-deny give its sandboxes a default egress policy,
 which a create that names none gets (the server's --egress-modes bound it).
-Old versions stay as they were; new sandboxes use the newest. Progress goes to stderr; the version directory to stdout.`,
+Old versions stay as they were; new sandboxes use the newest. Progress goes to stderr; the version directory to stdout.
+
+With --recipe FILE the build is not the host's: any key's, it runs on the
+server, in a sandbox of the key's project (POST /api/v1/templates), from the
+recipe in FILE (that API's body as JSON, where a file step may name a local
+file as "source" in place of its base64 "content"); --follow streams its log
+to stderr until it ends and fails with it.`,
 		Args: args("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if recipePath != "" {
+				if n := cmd.Flags().NFlag() - countSet(cmd, "recipe", "follow", "data-dir"); n > 0 {
+					return usagef("--recipe builds on the server: the other flags are the host's")
+				}
+				req, err := readRecipe(recipePath, args[0])
+				if err != nil {
+					return err
+				}
+				return g.apiRunE(func(ctx context.Context, c *client.Client, _ []string) error { return g.buildRecipe(ctx, c, req, follow) })(cmd, args)
+			}
+			if follow {
+				return usagef("--follow follows a --recipe build")
+			}
 			if err := template.CheckStartCmd(opts.StartCmd); err != nil {
 				return usagef("--start: %v", err)
 			}
@@ -87,6 +109,19 @@ Old versions stay as they were; new sandboxes use the newest. Progress goes to s
 	f.StringVar(&opts.User, "user", "", `default user of its sandboxes (default: "user" for a Debian build, made in the root; an image's own User; root for root)`)
 	f.BoolVar(&oci.Insecure, "insecure", false, "with --from: allow a plain-HTTP registry")
 	egress.add(f, "its sandboxes", "none: the server's default, or for --from-template its source's")
+	f.StringVar(&recipePath, "recipe", "", "build on the server, in a sandbox, from the recipe in this JSON file (any key's; no other host flag)")
+	f.BoolVar(&follow, "follow", false, "with --recipe: stream the build's log to stderr until it ends")
 	f.IntSliceVar(&opts.Ports, "port", nil, "a port its sandboxes serve, listed with its preview URL when a create names none (repeatable; for --from-template default its source's)")
 	return cmd
+}
+
+// countSet is how many of the named flags were given.
+func countSet(cmd *cobra.Command, names ...string) int {
+	n := 0
+	for _, name := range names {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			n++
+		}
+	}
+	return n
 }

@@ -148,13 +148,28 @@ var operations = map[string]op{
 	"DELETE /api/v1/snapshots/{snapshot_id}": {id: "deleteSnapshot", summary: "Delete a snapshot: its storage is freed and no longer billed; sandboxes started from it go on",
 		status: 200, response: apiv1.Snapshot{}, errors: []int{400, 401, 404, 409, 502, 503}},
 
-	"GET /api/v1/templates": {id: "listTemplates", summary: "The templates sandboxes start from (templateID on create), each with every version kept",
+	"GET /api/v1/templates": {id: "listTemplates", summary: "The templates the key may start sandboxes from (templateID on create): the server's own, then its projects', each with every version kept",
 		status: 200, response: apiv1.TemplateList{}, errors: []int{401, 501, 503}},
+	"POST /api/v1/templates": {id: "createTemplate", summary: "Build a template of the key's project from a recipe, in a sandbox",
+		description: "The build runs in the background: the answer (202) is its record, queued. A sandbox of the base (a template, or an image pulled with the credentials given, which are not kept) starts in the key's project, " +
+			"sized, admitted and billed as any create's, and bounded by timeout; its steps run in order as root (packages with the base's own package manager, command lines, files); " +
+			"then its files become the template's new version, with the recipe's env (in /etc/profile.d), working directory, user, start command and ports. Its sandbox is killed either way. " +
+			"A failed build's error names the step that failed and its output's tail; the log (…/builds/{build}/logs) has every line. A name of the server's own templates, or one of the project's being built, is a 409. " +
+			"A create (templateID) names the template by its name in the project, or by its ID from any project of the org the key sees.",
+		body: apiv1.CreateTemplateRequest{}, bodyRequired: true, status: 202, response: apiv1.TemplateBuild{}, errors: []int{400, 401, 402, 403, 409, 413, 415, 501, 503}},
+	"GET /api/v1/templates/{template}/builds": {id: "listTemplateBuilds", summary: "A project's template's builds, newest first",
+		status: 200, response: apiv1.TemplateBuildList{}, errors: readErrs},
+	"GET /api/v1/templates/{template}/builds/{build}": {id: "getTemplateBuild", summary: "One build of a project's template: its state, step, sandbox and outcome",
+		status: 200, response: apiv1.TemplateBuild{}, errors: readErrs},
+	"GET /api/v1/templates/{template}/builds/{build}/logs": {id: "templateBuildLogs", summary: "A build's log after a line; with follow=true, each line as it comes until the build ends",
+		description: "Without follow, a page of the lines after `after` (at most 500). With follow=true, an NDJSON stream of BuildLogLine, flushed as each comes, that ends after the build's last line (which says how it ended) or when the client goes.",
+		query: []param{{"after", "Only the lines after this one (its seq).", map[string]any{"type": "integer", "minimum": 0}, false}, {"follow", "true: stream each line as it comes until the build ends.", map[string]any{"type": "boolean"}, false}},
+		status: 200, response: apiv1.BuildLogPage{}, errors: readErrs},
 	"GET /api/v1/templates/{template}": {id: "getTemplate", summary: "A template and every version of it kept",
 		status: 200, response: apiv1.Template{}, errors: []int{401, 404, 501, 503}},
-	"DELETE /api/v1/templates/{template}": {id: "deleteTemplate", summary: "Delete a template, every version of it, and its ready snapshot (the operator's)",
+	"DELETE /api/v1/templates/{template}": {id: "deleteTemplate", summary: "Delete a template, every version of it, and its ready snapshot (the server's own: the operator's)",
 		description: "Refused (409, naming them) while anything stands on the template: sandboxes that are not over (paused and hibernated ones wake on its tree; a warm pool's members count), " +
-			"snapshots (a restore reopens the tree of the version it lies on), its warm pool, or a ready snapshot being prepared. A create that races the deletion fails as one of a template never built does.",
+			"snapshots (a restore reopens the tree of the version it lies on), its warm pool, a ready snapshot being prepared, or a build under way. A create that races the deletion fails as one of a template never built does.",
 		status: 204, errors: []int{401, 403, 404, 409, 501, 502, 503}},
 	"GET /api/v1/admin/template-warm-pools": {id: "listWarmPools", summary: "Every template's warm pool and what it holds (the operator's)",
 		status: 200, response: apiv1.WarmPoolList{}, errors: []int{401, 403}},

@@ -1,10 +1,16 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/lifecycle"
 )
 
 func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
@@ -34,7 +40,7 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 func renderTemplate(t sbx.TemplateInfo) apiv1.Template {
-	out := apiv1.Template{Name: t.Name, Versions: []apiv1.TemplateVersion{}}
+	out := apiv1.Template{ID: t.ID, Name: t.Name, ProjectID: t.ProjectID, Versions: []apiv1.TemplateVersion{}}
 	for _, v := range t.Versions {
 		if v.Current {
 			out.Version = v.Version
@@ -43,4 +49,160 @@ func renderTemplate(t sbx.TemplateInfo) apiv1.Template {
 			StartCmd: v.StartCmd, User: v.User, Ports: v.Ports, SizeBytes: v.SizeBytes, CreatedAt: v.Created})
 	}
 	return out
+}
+
+// createTemplate starts a build of a template of the key's project from a
+// recipe; the template and its build come back at once (202).
+func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
+	var body apiv1.CreateTemplateRequest
+	if !s.decode(w, r, &body) {
+		return
+	}
+	recipe, err := s.recipe(body)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	t, b, err := s.mgr.BuildTemplate(r.Context(), caller(r), body.Name, recipe)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, renderBuild(b, t.Name))
+}
+
+// recipe is what a create-template body asks, its sizes checked as a
+// create's.
+func (s *Server) recipe(body apiv1.CreateTemplateRequest) (lifecycle.Recipe, error) {
+	res, err := s.mgr.Size(body.CPU, body.MemoryMB, body.DiskMB)
+	if err != nil {
+		return lifecycle.Recipe{}, err
+	}
+	timeout, err := seconds("timeout", nonZero(body.Timeout), false, int64(lifecycle.MaxBuildLimit/time.Second))
+	if err != nil {
+		return lifecycle.Recipe{}, err
+	}
+	r := lifecycle.Recipe{Base: body.Base, Image: imageOf(body.Image), Env: body.Env, Workdir: body.Workdir, User: body.User,
+		Start: body.Start, Ports: body.Ports, Resources: res, Timeout: timeout}
+	for i, st := range body.Steps {
+		step := lifecycle.Step{Packages: st.Packages, Run: st.Run}
+		if f := st.File; f != nil {
+			mode := uint64(0o644)
+			if f.Mode != "" {
+				if mode, err = strconv.ParseUint(f.Mode, 8, 32); err != nil || mode > 0o777 {
+					return r, sbx.Invalid(fmt.Sprintf("steps[%d].file.mode", i), "mode %q is not octal permissions such as 0644", f.Mode)
+				}
+			}
+			step.File = &lifecycle.File{Path: f.Path, Content: f.Content, Mode: fs.FileMode(mode)}
+		}
+		r.Steps = append(r.Steps, step)
+	}
+	return r, nil
+}
+
+func nonZero(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func (s *Server) listBuilds(w http.ResponseWriter, r *http.Request) {
+	t, err := s.mgr.Template(r.Context(), caller(r), r.PathValue("template"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	builds, err := s.mgr.Builds(r.Context(), caller(r), t.ID)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := apiv1.TemplateBuildList{Items: []apiv1.TemplateBuild{}}
+	for _, b := range builds {
+		out.Items = append(out.Items, renderBuild(b, t.Name))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getBuild(w http.ResponseWriter, r *http.Request) {
+	t, err := s.mgr.Template(r.Context(), caller(r), r.PathValue("template"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	b, err := s.mgr.Build(r.Context(), caller(r), t.ID, r.PathValue("build"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, renderBuild(b, t.Name))
+}
+
+// buildLogs answers a build's log after a line (?after=SEQ): a page of
+// JSON, or with ?follow=true an NDJSON stream of each line as it comes
+// until the build ends. Its query is checked by checkInput.
+func (s *Server) buildLogs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var after int64
+	if v := q.Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			s.error(w, r, sbx.Invalid("after", "after %q is not a line number", v))
+			return
+		}
+		after = n
+	}
+	follow := q.Get("follow") == "true"
+	if v := q.Get("follow"); v != "" && v != "true" && v != "false" {
+		s.error(w, r, sbx.Invalid("follow", "follow is true or false, not %q", v))
+		return
+	}
+	c := caller(r)
+	t, err := s.mgr.Template(r.Context(), c, r.PathValue("template"))
+	var b sbx.TemplateBuild
+	if err == nil {
+		b, err = s.mgr.Build(r.Context(), c, t.ID, r.PathValue("build"))
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	line := func(l sbx.BuildLogLine) apiv1.BuildLogLine { return apiv1.BuildLogLine{Seq: l.Seq, Time: l.At, Text: l.Text} }
+	if !follow {
+		page := apiv1.BuildLogPage{Lines: []apiv1.BuildLogLine{}}
+		err := s.mgr.BuildLog(r.Context(), c, t.ID, b.ID, after, false, func(l sbx.BuildLogLine) error {
+			page.Lines = append(page.Lines, line(l))
+			return nil
+		})
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, page)
+		return
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", apiv1.NDJSON)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	enc := json.NewEncoder(w)
+	err = s.mgr.BuildLog(r.Context(), c, t.ID, b.ID, after, true, func(l sbx.BuildLogLine) error {
+		if err := enc.Encode(line(l)); err != nil {
+			return err
+		}
+		return rc.Flush()
+	})
+	if err != nil && r.Context().Err() == nil {
+		s.log.Warn("following a build's log", "build", b.ID, "err", err)
+	}
+}
+
+func renderBuild(b sbx.TemplateBuild, name string) apiv1.TemplateBuild {
+	return apiv1.TemplateBuild{ID: b.ID, TemplateID: b.TemplateID, Template: name, State: string(b.State), Step: b.Step, Steps: b.Steps,
+		SandboxID: b.SandboxID, Version: b.Version, Error: b.Error, CreatedAt: b.CreatedAt, StartedAt: timePtr(b.StartedAt), FinishedAt: timePtr(b.FinishedAt)}
 }

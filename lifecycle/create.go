@@ -150,6 +150,9 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		}
 		req.TemplateID = req.Image.Ref
 	} else if t, ok := p.(sbx.TemplateDefaulter); ok {
+		if req.TemplateID, err = m.resolveTemplate(ctx, c, t, req.TemplateID); err != nil {
+			return sbx.Sandbox{}, err
+		}
 		if defaults, err = t.TemplateDefaults(ctx, req.TemplateID); err != nil {
 			return sbx.Sandbox{}, err
 		}

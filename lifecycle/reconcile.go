@@ -12,14 +12,18 @@ import (
 // Reconcile brings the ledger and every provider into agreement after a start:
 // compute the provider still holds is adopted, sandboxes it lost become failed
 // with a diagnostic, interrupted operations are finished, and compute no
-// ledger row owns is destroyed. A provider that cannot be reconciled is
-// reported and left as it is; the others still are.
+// ledger row owns is destroyed; template builds a stop cut short fail. A
+// provider that cannot be reconciled is reported and left as it is; the
+// others still are.
 func (m *Manager) Reconcile(ctx context.Context) error {
 	var errs []error
 	for name, p := range m.providers {
 		if err := m.reconcile(ctx, p); err != nil {
 			errs = append(errs, fmt.Errorf("reconcile %s: %w", name, err))
 		}
+	}
+	if err := m.reconcileBuilds(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("reconcile template builds: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -18,6 +18,7 @@ type Store interface {
 	volumeStore
 	poolStore
 	templateStore
+	buildStore
 	creditStore
 	usageStore
 	// a member's key reaches the sandboxes of its workspaces (Get)

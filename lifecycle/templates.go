@@ -18,69 +18,107 @@ type templateStore interface {
 // deletion names, of each.
 const templateUsersShown = 20
 
-// Templates lists the templates of the default provider, which every key
-// may start sandboxes from.
-func (m *Manager) Templates(ctx context.Context, _ sbx.Caller) ([]sbx.TemplateInfo, error) {
+// Templates lists the templates c may start sandboxes from: the server's
+// own (the default provider's), then the templates of the projects c sees,
+// by name, each with every version kept (none until its first build is
+// ready).
+func (m *Manager) Templates(ctx context.Context, c sbx.Caller) ([]sbx.TemplateInfo, error) {
 	k, err := m.templateKeeper("list templates")
 	if err != nil {
 		return nil, err
 	}
-	return k.Templates(ctx)
+	all, err := k.Templates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	trees := map[string]sbx.TemplateInfo{}
+	var out []sbx.TemplateInfo
+	for _, t := range all {
+		if strings.HasPrefix(t.Name, sbx.TemplateIDPrefix) {
+			trees[t.Name] = t
+			continue
+		}
+		t.ID = t.Name
+		out = append(out, t)
+	}
+	own, err := m.store.ProjectTemplates(ctx, c.Org.ID, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range own {
+		if m.Sees(ctx, c, sbx.Sandbox{OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, ProjectID: t.ProjectID}, t.ID) == nil {
+			out = append(out, projectInfo(t, trees[t.ID]))
+		}
+	}
+	return out, nil
 }
 
-// Template is one template of the default provider, with every version
-// kept.
-func (m *Manager) Template(ctx context.Context, c sbx.Caller, name string) (sbx.TemplateInfo, error) {
+func projectInfo(t sbx.ProjectTemplate, tree sbx.TemplateInfo) sbx.TemplateInfo {
+	return sbx.TemplateInfo{ID: t.ID, Name: t.Name, ProjectID: t.ProjectID, Versions: tree.Versions}
+}
+
+// Template is one template c may start sandboxes from, by the name of one
+// of the server's own, or the name (in c's project) or ID of a project's.
+func (m *Manager) Template(ctx context.Context, c sbx.Caller, ref string) (sbx.TemplateInfo, error) {
 	all, err := m.Templates(ctx, c)
 	if err != nil {
 		return sbx.TemplateInfo{}, err
 	}
 	for _, t := range all {
-		if t.Name == name {
+		if t.ID == ref || (t.Name == ref && (t.ProjectID == "" || t.ProjectID == c.Project.ID)) {
 			return t, nil
 		}
 	}
-	return sbx.TemplateInfo{}, sbx.Errorf(sbx.ENotFound, "template %s does not exist on this server", name)
+	return sbx.TemplateInfo{}, sbx.Errorf(sbx.ENotFound, "template %s does not exist on this server", ref)
 }
 
 // DeleteTemplate removes a template, every version of it, and its ready
-// snapshots (the operator's). A template that anything stands on is a 409
-// naming it: sandboxes that are not over (a paused or hibernated one wakes
-// on its tree; a warm pool's members count), snapshots (a restore reopens
-// the tree of the version it lies on), a warm pool (which would start
-// more) or a ready snapshot being prepared. A create that races the
-// deletion fails for want of the template, as one of a template never
-// built does.
-func (m *Manager) DeleteTemplate(ctx context.Context, c sbx.Caller, name string) error {
-	if err := authz.Operator(c, "deleting a template"); err != nil {
-		return err
-	}
+// snapshots: one of the server's own is the operator's to delete, a
+// project's is for whoever sees it. A template that anything stands on is
+// a 409 naming it: sandboxes that are not over (a paused or hibernated one
+// wakes on its tree; a warm pool's members count), snapshots (a restore
+// reopens the tree of the version it lies on), a warm pool (which would
+// start more), a ready snapshot being prepared, or a build under way. A
+// create that races the deletion fails for want of the template, as one of
+// a template never built does.
+func (m *Manager) DeleteTemplate(ctx context.Context, c sbx.Caller, ref string) error {
 	k, err := m.templateKeeper("delete templates")
 	if err != nil {
 		return err
 	}
-	if _, err := m.Template(ctx, c, name); err != nil {
+	t, err := m.Template(ctx, c, ref)
+	if err != nil {
 		return err
 	}
-	if _, err := m.store.GetPool(ctx, name); err == nil {
-		return sbx.Errorf(sbx.EConflict, "template %s has a warm pool: delete it first (DELETE /api/v1/admin/template-warm-pools/%s, `sbx pool rm %s`)", name, name, name)
+	if t.ProjectID == "" {
+		if err := authz.Operator(c, "deleting one of the server's own templates"); err != nil {
+			return err
+		}
+	}
+	if _, err := m.store.GetPool(ctx, t.ID); err == nil {
+		return sbx.Errorf(sbx.EConflict, "template %s has a warm pool: delete it first (DELETE /api/v1/admin/template-warm-pools/%s, `sbx pool rm %s`)", t.Name, t.ID, t.ID)
 	} else if sbx.ErrorCode(err) != sbx.ENotFound {
 		return err
 	}
 	m.mu.Lock()
-	why, preparing := m.preparing[name]
+	why, preparing := m.preparing[t.ID]
 	m.mu.Unlock()
 	if preparing && why == "" {
-		return sbx.Errorf(sbx.EConflict, "template %s's ready snapshot is being prepared; delete the template once it is done", name)
+		return sbx.Errorf(sbx.EConflict, "template %s's ready snapshot is being prepared; delete the template once it is done", t.Name)
 	}
-	users, err := m.store.TemplateUsers(ctx, name, templateUsersShown)
+	users, err := m.store.TemplateUsers(ctx, t.ID, templateUsersShown)
 	if err != nil {
 		return err
 	}
 	if len(users.Sandboxes) > 0 || len(users.Snapshots) > 0 {
-		return sbx.Errorf(sbx.EConflict, "template %s is in use by %s: delete them first", name, usersText(users))
+		return sbx.Errorf(sbx.EConflict, "template %s is in use by %s: delete them first", t.Name, usersText(users))
 	}
-	readies, err := m.store.ReadySnapshots(ctx, name)
+	if t.ProjectID != "" { // its name and ID stop resolving first
+		if err := m.store.DeleteProjectTemplate(ctx, t.ID, m.clock.Now()); err != nil {
+			return err
+		}
+	}
+	readies, err := m.store.ReadySnapshots(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -89,7 +127,10 @@ func (m *Manager) DeleteTemplate(ctx context.Context, c sbx.Caller, name string)
 			return err
 		}
 	}
-	return k.RemoveTemplate(ctx, name)
+	if err := k.RemoveTemplate(ctx, t.ID); err != nil && !(t.ProjectID != "" && sbx.ErrorCode(err) == sbx.ENotFound) {
+		return err // a project's template whose first build never finished has no tree
+	}
+	return nil
 }
 
 // usersText names what stands on a template.
@@ -126,4 +167,40 @@ func (m *Manager) templateKeeper(what string) (sbx.TemplateKeeper, error) {
 		return nil, sbx.Errorf(sbx.EUnsupported, "provider %s cannot %s: it keeps no templates of its own", prov.Name(), what)
 	}
 	return k, nil
+}
+
+// resolveTemplate is the template a create of c names as ref: one of the
+// server's own by its name (a project's names never shadow them), else the
+// project's own, by its name or, in any project of c's org that c sees, by
+// its ID; the ID either way, which names its tree on the provider.
+func (m *Manager) resolveTemplate(ctx context.Context, c sbx.Caller, d sbx.TemplateDefaulter, ref string) (string, error) {
+	if !strings.HasPrefix(ref, sbx.TemplateIDPrefix) {
+		if _, err := d.TemplateDefaults(ctx, ref); sbx.ErrorCode(err) != sbx.ENotFound {
+			return ref, nil // the server's own; or the provider's error, which the create answers
+		}
+	}
+	t, err := m.projectTemplate(ctx, c, ref)
+	if sbx.ErrorCode(err) == sbx.ENotFound {
+		return ref, nil // the provider says what it has
+	}
+	if err != nil {
+		return ref, err
+	}
+	if t.Version == "" {
+		return ref, sbx.Errorf(sbx.EConflict, "template %s has no ready build yet", t.Name)
+	}
+	return t.ID, nil
+}
+
+// projectTemplate is a template of c's org that c sees: by ID, or by name
+// in c's project.
+func (m *Manager) projectTemplate(ctx context.Context, c sbx.Caller, ref string) (sbx.ProjectTemplate, error) {
+	t, err := m.store.GetProjectTemplate(ctx, c.Org.ID, c.Project.ID, ref)
+	if err != nil {
+		return t, err
+	}
+	if err := m.Sees(ctx, c, sbx.Sandbox{OrgID: t.OrgID, WorkspaceID: t.WorkspaceID, ProjectID: t.ProjectID}, ref); err != nil {
+		return sbx.ProjectTemplate{}, sbx.Errorf(sbx.ENotFound, "template %s does not exist on this server", ref)
+	}
+	return t, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/agentbin"
+	"github.com/sbxdev/sbx/template"
 	"golang.org/x/sys/unix"
 )
 
@@ -140,17 +141,17 @@ const agentTokenTimeout = 30 * time.Second
 // withAgent makes the agent the sandbox's first process: its binary
 // mounted read-only, told to read its access token on tokenFD, the
 // template's default user (commands, PTYs and new files belong to it unless
-// a request names another) and its start command, if any, for it to start
-// at boot. A wake restores the agent from its checkpoint with this same
-// spec, so the start command runs once per sandbox, not once per wake.
-func withAgent(s *specs.Spec, binary, start, user string) {
+// a request names another), working directory and start command, if any,
+// for it to start at boot. A wake restores the agent from its checkpoint
+// with this same spec, so the start command runs once per sandbox, not
+// once per wake.
+func withAgent(s *specs.Spec, binary string, t template.Template) {
 	s.Mounts = append(s.Mounts, specs.Mount{Destination: AgentMount, Type: "bind", Source: binary, Options: []string{"bind", "ro"}})
 	s.Process.Args = []string{AgentMount, "agent", "--port", fmt.Sprint(apiv1.AgentPort), "--token-fd", fmt.Sprint(tokenFD)}
-	if user != "" {
-		s.Process.Args = append(s.Process.Args, "--user", user)
-	}
-	if start != "" {
-		s.Process.Args = append(s.Process.Args, "--start", start)
+	for _, f := range [][2]string{{"--user", t.User}, {"--workdir", t.Workdir}, {"--start", t.StartCmd}} {
+		if f[1] != "" {
+			s.Process.Args = append(s.Process.Args, f[0], f[1])
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/template"
 )
 
 // The agent is the sandbox's first process, reading its token on a
@@ -21,7 +22,7 @@ import (
 func TestWithAgentArgs(t *testing.T) {
 	for _, c := range []struct{ start, user string }{{"", ""}, {"python3 -m http.server 8000", "user"}, {"--odd 'quoted' $HOME\nsecond line", "1000:100"}} {
 		s := OCISpec(sbx.Spec{ProviderSandboxID: "sbx-spec", Env: map[string]string{"GREETING": "hi"}}, "/rootfs", nil, "/sbx/sbx-spec", "", nil)
-		withAgent(s, "/data/agent/sbx-0123", c.start, c.user)
+		withAgent(s, "/data/agent/sbx-0123", template.Template{StartCmd: c.start, User: c.user})
 		want := []string{AgentMount, "agent", "--port", "49983", "--token-fd", "3"}
 		if c.user != "" {
 			want = append(want, "--user", c.user)
@@ -65,7 +66,7 @@ func TestOldAgentCopiesGo(t *testing.T) {
 		os.WriteFile(f, []byte("an older sbx"), 0o555)
 	}
 	s := OCISpec(sbx.Spec{ProviderSandboxID: "sbx-hibernated"}, "/rootfs", nil, "/sbx/sbx-hibernated", "", nil)
-	withAgent(s, kept, "", "")
+	withAgent(s, kept, template.Template{})
 	data, _ := json.Marshal(s)
 	os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o600)
 	src := filepath.Join(dir, "sbx-new")

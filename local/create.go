@@ -136,7 +136,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 		}
 		bundle.Mounts = append(bundle.Mounts, vols...)
 		if p.agent != "" {
-			withAgent(bundle, p.agent, from.tmpl.StartCmd, from.tmpl.User)
+			withAgent(bundle, p.agent, from.tmpl)
 		}
 	}
 	if err := os.Mkdir(p.bundleDir(id), 0o700); err != nil {
@@ -267,7 +267,7 @@ func (p *Provider) source(ctx context.Context, spec sbx.Spec) (origin, error) {
 	}
 	id, _ := handleID(spec.Snapshot.Handle)
 	if !sm.Memory { // a boot on the snapshot's tree
-		t := template.Template{Name: sm.Template, Version: sm.TemplateVersion, StartCmd: sm.StartCmd, User: sm.User, Dir: p.snapshotDir(id)}
+		t := template.Template{Name: sm.Template, Version: sm.TemplateVersion, StartCmd: sm.StartCmd, User: sm.User, Workdir: sm.Workdir, Dir: p.snapshotDir(id)}
 		return origin{tmpl: t, diskMB: sm.DiskMB}, nil
 	}
 	t := template.Template{Name: sm.Template, Version: sm.TemplateVersion}

@@ -38,6 +38,7 @@ type snapshotMeta struct {
 	Memory          bool      `json:"memory"`
 	StartCmd        string    `json:"start_cmd,omitempty"` // a files-only snapshot's sandboxes boot: its template's
 	User            string    `json:"user,omitempty"`
+	Workdir         string    `json:"workdir,omitempty"`
 	Created         time.Time `json:"created"`
 }
 
@@ -231,30 +232,76 @@ func diskUsed(dir string, own bool) int64 {
 // sandbox into dir: its template's tree with its writable layer laid over
 // it. A hibernated sandbox's layer is in its memory image: it is refused.
 func (p *Provider) snapshotFiles(ctx context.Context, m meta, sm *snapshotMeta, dir string) (time.Duration, error) {
+	t, upper, took, err := p.upperLayer(ctx, m, dir)
+	if err != nil {
+		return took, err
+	}
+	defer upper.Close()
+	sm.StartCmd, sm.User, sm.Workdir = t.StartCmd, t.User, t.Workdir
+	if err := template.Layered(t, filepath.Join(dir, "rootfs"), upper); err != nil {
+		return took, fmt.Errorf("laying the sandbox's files over its template's: %w", err)
+	}
+	return took, writeJSON(filepath.Join(dir, "snapshot.json"), sm)
+}
+
+// upperLayer is the template version a running or paused sandbox lies on
+// and its writable layer (`runsc tar rootfs-upper`, written to a file in
+// dir that is gone once upper is closed), and how long runsc took.
+func (p *Provider) upperLayer(ctx context.Context, m meta, dir string) (template.Template, *os.File, time.Duration, error) {
 	if m.State == stateHibernated {
-		return 0, sbx.Errorf(sbx.EConflict, "a hibernated sandbox's files are in its memory image: resume it for a files-only snapshot, or take one with its memory")
+		return template.Template{}, nil, 0, sbx.Errorf(sbx.EConflict, "a hibernated sandbox's files are in its memory image: resume it first, or take a snapshot with its memory")
 	}
 	t, err := p.cfg.Templates.Version(m.Template, m.TemplateVersion)
 	if err != nil {
 		if t, err = p.images().Version(m.Template, m.TemplateVersion); err != nil {
-			return 0, fmt.Errorf("the sandbox's template %s version %s: %w", m.Template, m.TemplateVersion, err)
+			return t, nil, 0, fmt.Errorf("the sandbox's template %s version %s: %w", m.Template, m.TemplateVersion, err)
 		}
 	}
-	sm.StartCmd, sm.User = t.StartCmd, t.User
-	upper := filepath.Join(dir, "upper.tar")
+	path := filepath.Join(dir, "upper.tar")
 	start := time.Now()
-	if _, err := p.rs.Run(ctx, m.Flags, "tar", "rootfs-upper", "--file", upper, m.ProviderID); err != nil {
-		return 0, err
+	if _, err := p.rs.Run(ctx, m.Flags, "tar", "rootfs-upper", "--file", path, m.ProviderID); err != nil {
+		os.Remove(path)
+		return t, nil, 0, err
 	}
 	took := time.Since(start)
-	defer os.Remove(upper)
-	f, err := os.Open(upper)
+	f, err := os.Open(path)
+	os.Remove(path) // open, it stays readable
+	return t, f, took, err
+}
+
+// PublishTemplate implements sbx.TemplatePublisher: the running sandbox
+// behind h, its writable layer laid over its template's tree, becomes a
+// new version of template name in the provider's store. What meta leaves
+// empty (start command, user, workdir, ports) is its template's.
+func (p *Provider) PublishTemplate(ctx context.Context, h sbx.Handle, name string, meta sbx.TemplateMeta) (_ string, err error) {
+	defer func() { err = p.hide(err) }()
+	m, end, err := p.load(ctx, h, stateRunning, statePaused)
 	if err != nil {
-		return took, err
+		return "", err
 	}
-	defer f.Close()
-	if err := template.Layered(t, filepath.Join(dir, "rootfs"), f); err != nil {
-		return took, fmt.Errorf("laying the sandbox's files over its template's: %w", err)
+	defer end()
+	base, upper, _, err := p.upperLayer(ctx, m, p.dir(m.ProviderID))
+	if err != nil {
+		return "", err
 	}
-	return took, writeJSON(filepath.Join(dir, "snapshot.json"), sm)
+	defer upper.Close()
+	t := template.Template{Name: name, Source: meta.Source, StartCmd: or(meta.StartCmd, base.StartCmd), User: or(meta.User, base.User),
+		Workdir: or(meta.Workdir, base.Workdir), Ports: meta.Ports, Packages: base.Packages, Egress: base.Egress}
+	if t.Ports == nil {
+		t.Ports = base.Ports
+	}
+	t, err = p.cfg.Templates.PublishLayered(t, base, upper)
+	if err != nil {
+		return "", err
+	}
+	p.appendNote(m.ProviderID, "published as template %s version %s", name, t.Version)
+	return t.Version, nil
+}
+
+// or is a, or b when a is empty.
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -115,3 +115,28 @@ func Layered(t Template, dst string, upper io.Reader) error {
 	_, err := unpackTar(upper, dst, true)
 	return err
 }
+
+// PublishLayered makes a new version of the template t.Name (made if new)
+// whose root tree is base's with upper laid over it (Layered: a sandbox's
+// writable layer, as `runsc tar rootfs-upper` writes it); t says the rest
+// (source, start command, user, workdir, ports). Its version and time are
+// set here.
+func (s Store) PublishLayered(t Template, base Template, upper io.Reader) (Template, error) {
+	if err := CheckName(t.Name); err != nil {
+		return t, err
+	}
+	now := time.Now().UTC()
+	t.Version, t.Created = now.Format("20060102T150405.000000Z"), now
+	if err := os.MkdirAll(filepath.Join(s.Dir, t.Name), 0o755); err != nil {
+		return t, err
+	}
+	building, err := os.MkdirTemp(filepath.Join(s.Dir, t.Name), ".building-")
+	if err != nil {
+		return t, err
+	}
+	defer os.RemoveAll(building) // gone once published
+	if err := Layered(base, filepath.Join(building, "rootfs"), upper); err != nil {
+		return t, fmt.Errorf("laying the build's files over %s version %s: %w", base.Name, base.Version, err)
+	}
+	return s.publish(t, building)
+}

@@ -29,6 +29,7 @@ type Template struct {
 	Packages []string `json:"packages,omitempty"`
 	StartCmd string   `json:"startCmd,omitempty"` // started in the background by the agent when a sandbox boots
 	User     string   `json:"user,omitempty"`     // the default user of commands, PTYs and new files in its sandboxes; empty: root
+	Workdir  string   `json:"workdir,omitempty"`  // the default working directory of its sandboxes' commands; empty: the agent's
 	Recipe   int      `json:"recipe,omitempty"`   // the RecipeRevision a Debian build was made with
 	// Egress is the default egress policy of its sandboxes: what a create
 	// that names none gets (checked by sbx.CheckEgress when built).
