@@ -52,7 +52,9 @@ to stderr until it ends and fails with it.`,
 				if err != nil {
 					return err
 				}
-				return g.apiRunE(func(ctx context.Context, c *client.Client, _ []string) error { return g.buildRecipe(ctx, c, req, follow) })(cmd, args)
+				return g.apiRunE(func(ctx context.Context, c *client.Client, _ []string) error {
+					return g.buildRecipe(ctx, c, req, follow)
+				})(cmd, args)
 			}
 			if follow {
 				return usagef("--follow follows a --recipe build")

@@ -61,4 +61,6 @@ func (c *Client) FollowBuildLog(ctx context.Context, template, id string, after 
 	return ndjson.Read(resp.Body, fn)
 }
 
-func buildsPath(template string) string { return "/api/v1/templates/" + url.PathEscape(template) + "/builds" }
+func buildsPath(template string) string {
+	return "/api/v1/templates/" + url.PathEscape(template) + "/builds"
+}

@@ -168,7 +168,9 @@ func (s *Server) buildLogs(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	line := func(l sbx.BuildLogLine) apiv1.BuildLogLine { return apiv1.BuildLogLine{Seq: l.Seq, Time: l.At, Text: l.Text} }
+	line := func(l sbx.BuildLogLine) apiv1.BuildLogLine {
+		return apiv1.BuildLogLine{Seq: l.Seq, Time: l.At, Text: l.Text}
+	}
 	if !follow {
 		page := apiv1.BuildLogPage{Lines: []apiv1.BuildLogLine{}}
 		err := s.mgr.BuildLog(r.Context(), c, t.ID, b.ID, after, false, func(l sbx.BuildLogLine) error {

@@ -79,7 +79,7 @@ const (
 	DefaultBuildLimit = 30 * time.Minute
 	MaxBuildLimit     = 2 * time.Hour
 	maxRecipeFiles    = 1 << 20 // the bytes of a recipe's files, together (the API's body bounds them too)
-	buildOutputTail   = 2000     // the bytes of a failed step's output its error quotes
+	buildOutputTail   = 2000    // the bytes of a failed step's output its error quotes
 )
 
 var packageName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9+._:=~-]{0,127}$`)
