@@ -168,12 +168,15 @@ func (m *Manager) BuildTemplate(ctx context.Context, c sbx.Caller, name string, 
 	if r.Timeout == 0 {
 		r.Timeout = DefaultBuildLimit
 	}
-	if r.Image != nil {
-		r.ImageOf = r.Image.Ref
-	}
 	prov, err := m.provider(m.cfg.DefaultProvider)
 	if err != nil {
 		return sbx.ProjectTemplate{}, sbx.TemplateBuild{}, err
+	}
+	if r.Image != nil { // the registry answers now: a refusal is the request's
+		if r.Image, err = resolveImage(ctx, prov, *r.Image); err != nil {
+			return sbx.ProjectTemplate{}, sbx.TemplateBuild{}, err
+		}
+		r.ImageOf = r.Image.Ref
 	}
 	if _, ok := prov.(sbx.TemplatePublisher); !ok {
 		return sbx.ProjectTemplate{}, sbx.TemplateBuild{}, sbx.Errorf(sbx.EUnsupported, "provider %s cannot build templates: it cannot make a sandbox's files a template", prov.Name())
