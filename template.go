@@ -123,3 +123,19 @@ type TemplateMeta struct {
 type TemplatePublisher interface {
 	PublishTemplate(ctx context.Context, h Handle, name string, meta TemplateMeta) (string, error)
 }
+
+// CatalogEntry is a template of a provider's curated catalog, which its
+// operator builds with one command: its name, category, description and
+// packages.
+type CatalogEntry struct {
+	Name        string
+	Category    string
+	Description string
+	Packages    []string
+}
+
+// Cataloger is implemented by providers with a curated catalog of
+// templates.
+type Cataloger interface {
+	Catalog() []CatalogEntry
+}

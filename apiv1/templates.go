@@ -94,3 +94,27 @@ type BuildLogLine struct {
 type BuildLogPage struct {
 	Lines []BuildLogLine `json:"lines"`
 }
+
+// TemplateCatalog is the server's curated catalog of templates, by
+// category, for the create wizard.
+type TemplateCatalog struct {
+	Categories []CatalogCategory `json:"categories"`
+}
+
+// CatalogCategory is one category of the catalog.
+type CatalogCategory struct {
+	Name      string            `json:"name"`
+	Templates []CatalogTemplate `json:"templates"`
+}
+
+// CatalogTemplate is a template of the catalog: what it holds, and whether
+// the server has built it (only a built one starts sandboxes; the operator
+// builds it with sbx template build NAME).
+type CatalogTemplate struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Packages    []string `json:"packages"`
+	Built       bool     `json:"built"`
+	Version     string   `json:"version,omitempty" doc:"The built template's current version."`
+	SizeBytes   int64    `json:"sizeBytes,omitempty" doc:"The built template's current version on disk."`
+}

@@ -20,9 +20,11 @@ func newTemplateBuild(g *globals) *cobra.Command {
 	oci := template.OCIOptions{Username: os.Getenv("SBX_REGISTRY_USERNAME"), Password: os.Getenv("SBX_REGISTRY_PASSWORD")}
 	cmd := &cobra.Command{
 		Use:   "build NAME",
-		Short: "Build a new version of a template (base, code-interpreter, NAME with --package, NAME --from IMAGE, or NAME --from-template T)",
+		Short: "Build a new version of a template (one of the catalog, NAME with --package, NAME --from IMAGE, NAME --from-template T, or on the server NAME --recipe FILE)",
 		Long: `Build a new version of a template: a Debian root made by debootstrap from
-this host's Debian mirror, or with --from the flattened root of an OCI image
+this host's Debian mirror with the packages, start command and ports of a
+template of the curated catalog (sbx template catalog: NAME's, or
+--catalog's) or --package's, or with --from the flattened root of an OCI image
 (credentials from $SBX_REGISTRY_USERNAME and $SBX_REGISTRY_PASSWORD, else the
 Docker config). With --start, the agent starts a command line in the
 background (tagged start) when a sandbox boots from the template; an image's
@@ -104,7 +106,8 @@ to stderr until it ends and fails with it.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Suite, "suite", "bookworm", "Debian suite")
 	f.StringVar(&opts.Mirror, "mirror", "", "Debian mirror (default: the one this host's apt uses)")
-	f.StringSliceVar(&opts.Packages, "package", nil, "packages to include (default: the recipe of NAME)")
+	f.StringSliceVar(&opts.Packages, "package", nil, "packages to include (default: the catalog's entry NAME, or --catalog's)")
+	f.StringVar(&opts.Catalog, "catalog", "", "build this entry of the catalog (sbx template catalog) as NAME (default: the entry NAME)")
 	f.StringVar(&from, "from", "", "build from this OCI image reference instead of Debian")
 	f.StringVar(&fromTemplate, "from-template", "", "share this built template's root (hard links) instead of building one")
 	f.StringVar(&opts.StartCmd, "start", "", "command line the agent starts in the background at each sandbox's boot (default none; not the image's CMD)")

@@ -64,3 +64,8 @@ func (c *Client) FollowBuildLog(ctx context.Context, template, id string, after 
 func buildsPath(template string) string {
 	return "/api/v1/templates/" + url.PathEscape(template) + "/builds"
 }
+
+// TemplateCatalog is the server's curated catalog of templates.
+func (c *Client) TemplateCatalog(ctx context.Context) (*apiv1.TemplateCatalog, error) {
+	return call[apiv1.TemplateCatalog](ctx, c, http.MethodGet, "/api/v1/template-catalog", nil, nil)
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // Templates through the API on a real serve: every key lists and reads
-// them (versions, size, source, start command); deleting one is the
+// them (versions, size, source, start command) and the catalog; deleting one is the
 // operator's, refused while a sandbox (a paused one too) or a snapshot
 // stands on it, naming them, and once nothing does it removes every
 // version: a create of it is a 404 after.
@@ -41,6 +41,22 @@ func TestTemplatesLocal(t *testing.T) {
 		t.Errorf("sbx template get: %q", out)
 	}
 	s.fail("GET", "/api/v1/templates/nope", nil, http.StatusNotFound, "template nope does not exist")
+
+	// The catalog, by category, says which of it the server has built.
+	var cat apiv1.TemplateCatalog
+	s.callKey(member, "GET", "/api/v1/template-catalog", nil, http.StatusOK, &cat)
+	entries := map[string]apiv1.CatalogTemplate{}
+	for _, c := range cat.Categories {
+		for _, e := range c.Templates {
+			entries[c.Name+"/"+e.Name] = e
+		}
+	}
+	if b := entries["general/base"]; !b.Built || b.Version != names["base"].Version || b.SizeBytes <= 0 {
+		t.Errorf("base in the catalog: %+v", b)
+	}
+	if d := entries["desktop/desktop"]; d.Built || d.Description == "" || len(entries) != 6 {
+		t.Errorf("the catalog: %+v", cat)
+	}
 
 	sb := s.create(map[string]any{"templateID": name, "waitReady": true, "memoryMB": 256})
 	s.call("POST", "/api/v1/sandboxes/"+sb.ID+"/pause", nil, http.StatusOK, nil)

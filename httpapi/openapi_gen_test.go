@@ -157,6 +157,8 @@ var operations = map[string]op{
 			"A failed build's error names the step that failed and its output's tail; the log (…/builds/{build}/logs) has every line. A name of the server's own templates, or one of the project's being built, is a 409. " +
 			"A create (templateID) names the template by its name in the project, or by its ID from any project of the org the key sees.",
 		body: apiv1.CreateTemplateRequest{}, bodyRequired: true, status: 202, response: apiv1.TemplateBuild{}, errors: []int{400, 401, 402, 403, 409, 413, 415, 501, 503}},
+	"GET /api/v1/template-catalog": {id: "templateCatalog", summary: "The server's curated catalog of templates by category, each saying whether it is built (for the create wizard)",
+		status: 200, response: apiv1.TemplateCatalog{}, errors: []int{401, 501, 503}},
 	"GET /api/v1/templates/{template}/builds": {id: "listTemplateBuilds", summary: "A project's template's builds, newest first",
 		status: 200, response: apiv1.TemplateBuildList{}, errors: readErrs},
 	"GET /api/v1/templates/{template}/builds/{build}": {id: "getTemplateBuild", summary: "One build of a project's template: its state, step, sandbox and outcome",

@@ -51,6 +51,7 @@ func (s *Server) routes() []Route {
 		authed("DELETE", "/api/v1/snapshots/{snapshot_id}", s.deleteSnapshot),
 		authed("GET", "/api/v1/templates", s.listTemplates),
 		authed("POST", "/api/v1/templates", s.createTemplate),
+		authed("GET", "/api/v1/template-catalog", s.templateCatalog),
 		authed("GET", "/api/v1/templates/{template}", s.getTemplate),
 		authed("GET", "/api/v1/templates/{template}/builds", s.listBuilds),
 		authed("GET", "/api/v1/templates/{template}/builds/{build}", s.getBuild),

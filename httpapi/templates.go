@@ -208,3 +208,25 @@ func renderBuild(b sbx.TemplateBuild, name string) apiv1.TemplateBuild {
 	return apiv1.TemplateBuild{ID: b.ID, TemplateID: b.TemplateID, Template: name, State: string(b.State), Step: b.Step, Steps: b.Steps,
 		SandboxID: b.SandboxID, Version: b.Version, Error: b.Error, CreatedAt: b.CreatedAt, StartedAt: timePtr(b.StartedAt), FinishedAt: timePtr(b.FinishedAt)}
 }
+
+// templateCatalog answers the catalog by category, in its order.
+func (s *Server) templateCatalog(w http.ResponseWriter, r *http.Request) {
+	entries, err := s.mgr.Catalog(r.Context(), caller(r))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := apiv1.TemplateCatalog{Categories: []apiv1.CatalogCategory{}}
+	for _, e := range entries {
+		if n := len(out.Categories); n == 0 || out.Categories[n-1].Name != e.Category {
+			out.Categories = append(out.Categories, apiv1.CatalogCategory{Name: e.Category})
+		}
+		t := apiv1.CatalogTemplate{Name: e.Name, Description: e.Description, Packages: e.Packages, Built: e.Built != nil}
+		if e.Built != nil && len(e.Built.Versions) > 0 {
+			t.Version, t.SizeBytes = e.Built.Versions[0].Version, e.Built.Versions[0].SizeBytes
+		}
+		cat := &out.Categories[len(out.Categories)-1]
+		cat.Templates = append(cat.Templates, t)
+	}
+	writeJSON(w, http.StatusOK, out)
+}

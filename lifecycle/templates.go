@@ -204,3 +204,38 @@ func (m *Manager) projectTemplate(ctx context.Context, c sbx.Caller, ref string)
 	}
 	return t, nil
 }
+
+// CatalogTemplate is an entry of the catalog and, when the server has
+// built it, the template.
+type CatalogTemplate struct {
+	sbx.CatalogEntry
+	Built *sbx.TemplateInfo
+}
+
+// Catalog is the default provider's curated catalog, each entry with its
+// template when the server has built it: what the create wizard offers.
+func (m *Manager) Catalog(ctx context.Context, c sbx.Caller) ([]CatalogTemplate, error) {
+	prov, err := m.provider(m.cfg.DefaultProvider)
+	if err != nil {
+		return nil, err
+	}
+	cat, ok := prov.(sbx.Cataloger)
+	if !ok {
+		return nil, sbx.Errorf(sbx.EUnsupported, "provider %s has no catalog of templates", prov.Name())
+	}
+	all, err := m.Templates(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var out []CatalogTemplate
+	for _, e := range cat.Catalog() {
+		ct := CatalogTemplate{CatalogEntry: e}
+		for _, t := range all {
+			if t.ProjectID == "" && t.Name == e.Name {
+				ct.Built = &t
+			}
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}

@@ -72,3 +72,13 @@ func (c *sizeCache) of(t template.Template) (int64, error) {
 	}
 	return n, err
 }
+
+// Catalog implements sbx.Cataloger: the Debian templates of
+// template.Catalog.
+func (p *Provider) Catalog() []sbx.CatalogEntry {
+	out := make([]sbx.CatalogEntry, 0, len(template.Catalog))
+	for _, e := range template.Catalog {
+		out = append(out, sbx.CatalogEntry{Name: e.Name, Category: e.Category, Description: e.Description, Packages: e.Packages})
+	}
+	return out
+}

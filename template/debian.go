@@ -16,13 +16,54 @@ import (
 	"github.com/sbxdev/sbx"
 )
 
-// Recipes are the packages each built-in template adds to a Debian minbase.
-var Recipes = map[string][]string{
-	"base":             basePackages,
-	"code-interpreter": append(append([]string{}, basePackages...), "python3", "python3-pip", "python3-numpy"),
+// CatalogEntry is a template of the curated catalog: Debian packages over
+// a minbase, so that it builds on any host that reaches a Debian mirror (no
+// registry), with a category and a description for the create wizard, and
+// the start command and ports its sandboxes get.
+type CatalogEntry struct {
+	Name        string   `json:"name"`
+	Category    string   `json:"category"`
+	Description string   `json:"description"`
+	Packages    []string `json:"packages"`
+	StartCmd    string   `json:"startCmd,omitempty"`
+	Ports       []int    `json:"ports,omitempty"`
 }
 
 var basePackages = []string{"bash", "coreutils", "ca-certificates", "curl", "git", "procps"}
+
+// with is basePackages and more.
+func with(more ...string) []string { return append(append([]string{}, basePackages...), more...) }
+
+var pythonData = []string{"python3", "python3-pip", "python3-numpy", "python3-pandas", "python3-matplotlib", "python3-scipy",
+	"python3-ipykernel", "python3-jupyter-server"}
+
+// desktopStart runs the desktop: an X server on display :1, a window
+// manager, a terminal, and a VNC server on port 5900 (view and control
+// without a password: only serve's desktop route reaches it).
+const desktopStart = "export DISPLAY=:1; Xvfb :1 -screen 0 1280x800x24 -nolisten tcp & sleep 1; openbox & xterm & exec x11vnc -display :1 -forever -shared -nopw -quiet -rfbport 5900"
+
+// Catalog is the curated catalog, by category: what `sbx template catalog`
+// lists, `sbx template build NAME` (or --catalog NAME) builds and the API
+// serves to the create wizard.
+var Catalog = []CatalogEntry{
+	{Name: "base", Category: "general", Description: "Debian bookworm with bash, coreutils, curl, git and procps", Packages: basePackages},
+	{Name: "code-interpreter", Category: "code", Description: "Python 3 with numpy, pandas, matplotlib, scipy, ipykernel and a Jupyter server", Packages: with(pythonData...)},
+	{Name: "node", Category: "code", Description: "Node.js and npm", Packages: with("nodejs", "npm")},
+	{Name: "data-science", Category: "data", Description: "code-interpreter and scikit-learn", Packages: with(append(append([]string{}, pythonData...), "python3-sklearn")...)},
+	{Name: "pytorch", Category: "machine learning", Description: "Python 3 with PyTorch (CPU) and numpy, from Debian's python3-torch", Packages: with("python3", "python3-pip", "python3-numpy", "python3-torch")},
+	{Name: "desktop", Category: "desktop", Description: "A graphical desktop: Xvfb, the openbox window manager, xterm and Chromium, served over VNC on port 5900",
+		Packages: with("xvfb", "openbox", "xterm", "x11vnc", "chromium", "fonts-dejavu-core"), StartCmd: desktopStart, Ports: []int{5900}},
+}
+
+// CatalogEntryNamed is the catalog's entry called name.
+func CatalogEntryNamed(name string) (CatalogEntry, bool) {
+	for _, e := range Catalog {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return CatalogEntry{}, false
+}
 
 // RecipeRevision names what BuildDebian makes of a recipe besides its
 // packages; it is bumped whenever that changes (2: the default user), so
@@ -38,7 +79,8 @@ const DefaultUser = "user"
 type DebianOptions struct {
 	Suite    string      // default bookworm
 	Mirror   string      // default: the host's configured Debian mirror
-	Packages []string    // default: the recipe of the template's name
+	Packages []string    // default: Catalog's entry (the template's name, or Catalog)
+	Catalog  string      // the catalog entry whose packages, start command and ports to build; default the template's name
 	StartCmd string      // started by the agent at each sandbox's boot; default none
 	User     string      // the default user, made if missing (the first with UID 1000) and given /workspace; default DefaultUser; root keeps root
 	Egress   *sbx.Egress // the default egress policy of its sandboxes; default none (the server's)
@@ -73,11 +115,21 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 		return Template{}, fmt.Errorf("user %q: a Debian template's default user is a user name (root, or one to make)", opts.User)
 	}
 	if opts.Packages == nil {
-		recipe, ok := Recipes[name]
-		if !ok {
-			return Template{}, fmt.Errorf("template %s has no built-in recipe; name its packages", name)
+		entry := opts.Catalog
+		if entry == "" {
+			entry = name
 		}
-		opts.Packages = recipe
+		e, ok := CatalogEntryNamed(entry)
+		if !ok {
+			return Template{}, fmt.Errorf("%s is not in the catalog (sbx template catalog); name its packages", entry)
+		}
+		opts.Packages = e.Packages
+		if opts.StartCmd == "" {
+			opts.StartCmd = e.StartCmd
+		}
+		if opts.Ports == nil {
+			opts.Ports = e.Ports
+		}
 	}
 	if opts.Mirror == "" {
 		var err error

@@ -41,7 +41,8 @@ func Base() (template.Store, error) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return s, fmt.Errorf("locking %s: %w", dir, err)
 	}
-	if t, err := s.Current("base"); err == nil && slices.Equal(t.Packages, template.Recipes["base"]) && t.Recipe == template.RecipeRevision {
+	recipe, _ := template.CatalogEntryNamed("base")
+	if t, err := s.Current("base"); err == nil && slices.Equal(t.Packages, recipe.Packages) && t.Recipe == template.RecipeRevision {
 		return s, nil
 	}
 	if _, err := s.BuildDebian(context.Background(), "base", template.DebianOptions{}, io.Discard); err != nil {
