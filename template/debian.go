@@ -51,8 +51,8 @@ var Catalog = []CatalogEntry{
 	{Name: "node", Category: "code", Description: "Node.js and npm", Packages: with("nodejs", "npm")},
 	{Name: "data-science", Category: "data", Description: "code-interpreter and scikit-learn", Packages: with(append(append([]string{}, pythonData...), "python3-sklearn")...)},
 	{Name: "pytorch", Category: "machine learning", Description: "Python 3 with PyTorch (CPU) and numpy, from Debian's python3-torch", Packages: with("python3", "python3-pip", "python3-numpy", "python3-torch")},
-	{Name: "desktop", Category: "desktop", Description: "A graphical desktop: Xvfb, the openbox window manager, xterm and Chromium, served over VNC on port 5900",
-		Packages: with("xvfb", "openbox", "xterm", "x11vnc", "chromium", "fonts-dejavu-core"), StartCmd: desktopStart, Ports: []int{5900}},
+	{Name: "desktop", Category: "desktop", Description: "A graphical desktop: Xvfb, the openbox window manager, xterm and Chromium, served over VNC on port 5900; ImageMagick for screenshots",
+		Packages: with("xvfb", "openbox", "xterm", "x11vnc", "chromium", "fonts-dejavu-core", "imagemagick"), StartCmd: desktopStart, Ports: []int{5900}},
 }
 
 // CatalogEntryNamed is the catalog's entry called name.
@@ -160,8 +160,12 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 	defer os.RemoveAll(building) // gone once published; cleans up a failed build
 	rootfs := filepath.Join(building, "rootfs")
 	fmt.Fprintf(progress, "building template %s (%s) into %s\n", name, t.Source, filepath.Join(s.Dir, name, t.Version))
+	// debootstrap installs the base packages itself; apt-get, in the new
+	// root, the rest (debootstrap's own resolver fails on larger sets, such
+	// as python3-ipykernel's).
+	include, extra := splitPackages(opts.Packages)
 	for attempt := 1; ; attempt++ {
-		cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(opts.Packages, ","),
+		cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(include, ","),
 			opts.Suite, rootfs, opts.Mirror)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no build outlives a killed serve
 		err := runLogged(cmd, progress)
@@ -182,6 +186,11 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 			return t, ctx.Err()
 		}
 	}
+	if len(extra) > 0 {
+		if err := aptInstall(ctx, rootfs, extra, progress); err != nil {
+			return t, fmt.Errorf("installing %s in %s: %w", strings.Join(extra, " "), name, err)
+		}
+	}
 	if err := finishRoot(rootfs); err != nil {
 		return t, err
 	}
@@ -195,6 +204,42 @@ func (s Store) BuildDebian(ctx context.Context, name string, opts DebianOptions,
 		fmt.Fprintf(progress, "template %s version %s is ready\n", name, t.Version)
 	}
 	return t, err
+}
+
+// splitPackages parts packages into those debootstrap includes (the base
+// packages) and the others.
+func splitPackages(packages []string) (include, extra []string) {
+	for _, p := range packages {
+		if contains(basePackages, p) {
+			include = append(include, p)
+		} else {
+			extra = append(extra, p)
+		}
+	}
+	return include, extra
+}
+
+// aptInstall installs packages in a fresh Debian root with its own apt-get
+// (chroot), from the mirror debootstrap configured, without recommends;
+// then empties apt's lists.
+func aptInstall(ctx context.Context, rootfs string, packages []string, progress io.Writer) error {
+	env := []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C"}
+	for _, args := range [][]string{
+		{"apt-get", "update", "-q"},
+		append([]string{"apt-get", "install", "-y", "-q", "--no-install-recommends"}, packages...),
+	} {
+		cmd := exec.CommandContext(ctx, "chroot", append([]string{rootfs}, args...)...)
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := runLogged(cmd, progress); err != nil {
+			return err
+		}
+	}
+	lists, _ := filepath.Glob(filepath.Join(rootfs, "var/lib/apt/lists/*_*"))
+	for _, l := range lists {
+		os.Remove(l)
+	}
+	return nil
 }
 
 // downloadAttempts is how many times a build whose download from the

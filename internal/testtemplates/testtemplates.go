@@ -51,6 +51,38 @@ func Base() (template.Store, error) {
 	return s, nil
 }
 
+// Catalog returns Base's directory holding also the catalog's template
+// name, built (under the lock) when it is missing or was built from other
+// packages, so runs share it: a catalog build downloads hundreds of MB.
+func Catalog(name string) (template.Store, error) {
+	s, err := Base()
+	if err != nil {
+		return s, err
+	}
+	e, ok := template.CatalogEntryNamed(name)
+	if !ok {
+		return s, fmt.Errorf("%s is not in the catalog", name)
+	}
+	lock, err := os.OpenFile(filepath.Join(s.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return s, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return s, err
+	}
+	if t, err := s.Current(name); err == nil && slices.Equal(t.Packages, e.Packages) && t.StartCmd == e.StartCmd && t.Recipe == template.RecipeRevision {
+		return s, nil
+	}
+	var log strings.Builder
+	if _, err := s.BuildDebian(context.Background(), name, template.DebianOptions{}, &log); err != nil {
+		return s, fmt.Errorf("building the catalog's %s in %s: %w\n%s", name, s.Dir, err, tail(log.String(), 3000))
+	}
+	return s, nil
+}
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
 // Derived returns Base's directory holding also template name, derived
 // from base with start command start: made (under the lock) when it is
 // missing or has another start command, so runs share it.
