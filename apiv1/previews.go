@@ -49,3 +49,10 @@ type PortURL struct {
 	Port int    `json:"port"`
 	URL  string `json:"url,omitempty"`
 }
+
+// The desktop of a sandbox whose template serves one (the catalog's
+// desktop): an X display and a VNC server on DesktopPort.
+const (
+	DesktopPort    = 5900
+	DesktopDisplay = ":1"
+)

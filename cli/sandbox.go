@@ -20,7 +20,7 @@ func newSandbox(g *globals) *cobra.Command {
 	return group(&cobra.Command{Use: "sandbox", Aliases: []string{"sandboxes", "sb"}, Short: "Create, inspect and control sandboxes"},
 		newSandboxCreate(g), newSandboxList(g), newSandboxGet(g), newSandboxLogs(g), newSandboxMetrics(g), newSandboxUsage(g),
 		newSandboxDelete(g), newSandboxPause(g), newSandboxResume(g), newSandboxConnect(g),
-		newSandboxRefresh(g), newSandboxTimeout(g), newSandboxURL(g), newSandboxSSH(g), newSandboxEgress(g),
+		newSandboxRefresh(g), newSandboxTimeout(g), newSandboxURL(g), newSandboxSSH(g), newSandboxEgress(g), newSandboxDesktop(g),
 		newSandboxSnapshot(g), newSandboxFork(g),
 	)
 }

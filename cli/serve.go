@@ -96,6 +96,7 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.SSHPublicAddr, "ssh-public-addr", os.Getenv("SBX_SSH_PUBLIC_ADDR"), "HOST:PORT SSH clients reach the gateway at, as sbx sandbox ssh names it (default: the --ssh-listen host, the --public-url host when it listens on every address, and its port) ($SBX_SSH_PUBLIC_ADDR)")
 	f.StringVar(&cfg.PublicURL, "public-url", os.Getenv("SBX_PUBLIC_URL"), "URL clients use to reach this server (default http://<listen>) ($SBX_PUBLIC_URL)")
 	f.StringVar(&cfg.Domain, "domain", env("SBX_DOMAIN", "sbx.localhost"), "domain of preview and runtime URLs, {port}-{sandboxID}.<domain>: point a wildcard DNS name at this server ($SBX_DOMAIN)")
+	f.StringVar(&cfg.NoVNCDir, "novnc-dir", "/usr/share/novnc", "noVNC's files (Debian's novnc), which sandboxes' desktop viewers load from serve; empty: no viewer")
 	f.StringVar(&cfg.TLSCert, "tls-cert", os.Getenv("SBX_TLS_CERT"), "serve HTTPS with this PEM certificate (with --tls-key; for previews, one valid for *.<domain> too), read again when it changes ($SBX_TLS_CERT)")
 	f.StringVar(&cfg.TLSKey, "tls-key", os.Getenv("SBX_TLS_KEY"), "the PEM private key of --tls-cert ($SBX_TLS_KEY)")
 	f.StringVar(&cfg.DefaultProvider, "provider", env("SBX_PROVIDER", "local"), "provider new sandboxes run on ($SBX_PROVIDER)")

@@ -42,4 +42,6 @@ func TestTemplateBuildFromImageLocal(t *testing.T) {
 	if got := s.sh(sb, "cat /built"); got != "from-the-recipe" {
 		t.Errorf("a sandbox of tiny: %q", got)
 	}
+	s.call("DELETE", "/api/v1/sandboxes/"+sb.ID, nil, http.StatusOK, nil)
+	s.callKey(member, "DELETE", "/api/v1/templates/tiny", nil, http.StatusNoContent, nil) // its tree is in the templates directory the tests share
 }

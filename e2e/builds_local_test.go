@@ -140,4 +140,5 @@ func TestTemplateBuildsLocal(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "cli-made") || !strings.Contains(out, "ready") || !strings.Contains(errOut, "built by the CLI") {
 		t.Errorf("sbx template build --recipe --follow: exit %d\n%s%s", code, out, errOut)
 	}
+	s.ok("template", "rm", "cli-made") // its tree is in the templates directory the tests share
 }

@@ -2,22 +2,27 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/base64"
+	"image"
 	"image/png"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
 )
 
 // Every template of the curated catalog builds from Debian's packages on
 // this host (once per host and recipe: testtemplates.Catalog keeps it) and
 // a gVisor sandbox of it passes a smoke check: its Python modules import,
-// Node runs, PyTorch adds, and the desktop serves VNC on 5900 and draws a
-// screen that is not blank.
+// Node runs, PyTorch adds, and the desktop serves VNC on 5900, draws a
+// screen that is not blank, and shows it in a browser through serve's
+// viewer.
 func TestCatalogTemplatesLocal(t *testing.T) {
 	smoke := []struct{ name, cmd, want string }{
 		{"code-interpreter", "python3 -c 'import pandas, matplotlib, scipy, ipykernel, jupyter_server; print(\"ok\")'", "ok"},
@@ -46,7 +51,10 @@ func TestCatalogTemplatesLocal(t *testing.T) {
 }
 
 // checkDesktop: the desktop's VNC server answers on 5900 with the RFB
-// banner, and a screenshot of its display is a PNG of more than one colour.
+// banner; the API's screenshot is a PNG of more than one colour; and a
+// headless Chromium opens the viewer (noVNC from serve, over serve's
+// WebSocket bridge, with the sandbox's traffic token) and sees its canvas
+// drawn.
 func checkDesktop(t *testing.T, s *server, sb apiv1.Sandbox) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
@@ -60,24 +68,58 @@ func checkDesktop(t *testing.T, s *server, sb apiv1.Sandbox) {
 		t.Errorf("the VNC server's banner: %q", banner)
 	}
 	time.Sleep(2 * time.Second) // the terminal's first frame
-	shot := s.sh(sb, "DISPLAY=:1 import -window root png:- | base64 -w0")
-	data, err := base64.StdEncoding.DecodeString(shot)
-	if err != nil {
-		t.Fatalf("the screenshot: %v (%.200q)", err, shot)
+	code, data := s.do("GET", "/api/v1/sandboxes/"+sb.ID+"/desktop/screenshot", nil)
+	if code != http.StatusOK {
+		t.Fatalf("screenshot: %d %s", code, data)
 	}
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("the screenshot is no PNG: %v", err)
 	}
+	if !drawn(img) {
+		t.Errorf("the desktop's screenshot (%v) is one colour", img.Bounds())
+	}
+	file := filepath.Join(t.TempDir(), "desk.png")
+	s.ok("sandbox", "desktop", sb.SandboxID, "--screenshot", file)
+	if data, err := os.ReadFile(file); err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+		t.Errorf("sbx sandbox desktop --screenshot: %v", err)
+	}
+	if out := s.ok("sandbox", "desktop", sb.SandboxID); !strings.Contains(out, "/api/v1/sandboxes/"+sb.SandboxID+"/desktop?sbx_token=") {
+		t.Errorf("sbx sandbox desktop: %q", out)
+	}
+	s.fail("GET", "/api/v1/sandboxes/"+sb.ID+"/desktop?view_only=maybe", nil, http.StatusBadRequest, "view_only")
+	s.fail("GET", "/api/v1/sandboxes/"+sb.ID+"/desktop?sbx_token=wrong", nil, http.StatusForbidden, "")
+
+	if _, err := os.Stat("/usr/share/novnc/core/rfb.js"); err != nil {
+		testenv.Missing(t, "novnc (apt-get install novnc), the desktop viewer's files")
+	}
+	ctx := browser(t)
+	var painted bool
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(s.url+"/api/v1/sandboxes/"+sb.ID+"/desktop?sbx_token="+sb.TrafficToken),
+		chromedp.WaitVisible(`body[data-connected="true"]`, chromedp.ByQuery),
+		chromedp.Poll(`(() => {
+			const c = document.querySelector("#screen canvas");
+			if (!c || c.width < 100) return false;
+			const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+			for (let i = 4; i < d.length; i += 4 * 61) if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) return true;
+			return false;
+		})()`, &painted, chromedp.WithPollingTimeout(time.Minute)))
+	if err != nil || !painted {
+		t.Errorf("the desktop viewer in Chromium: drawn %v, %v", painted, err)
+	}
+}
+
+// drawn reports whether img has more than one colour.
+func drawn(img image.Image) bool {
 	b := img.Bounds()
-	first := img.At(b.Min.X, b.Min.Y)
-	r0, g0, b0, _ := first.RGBA()
+	r0, g0, b0, _ := img.At(b.Min.X, b.Min.Y).RGBA()
 	for y := b.Min.Y; y < b.Max.Y; y += 4 {
 		for x := b.Min.X; x < b.Max.X; x += 4 {
 			if r, g, bl, _ := img.At(x, y).RGBA(); r != r0 || g != g0 || bl != b0 {
-				return // drawn
+				return true
 			}
 		}
 	}
-	t.Errorf("the desktop's screenshot (%dx%d) is one colour", b.Dx(), b.Dy())
+	return false
 }

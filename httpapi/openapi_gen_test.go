@@ -133,6 +133,17 @@ var operations = map[string]op{
 	"DELETE /api/v1/sandboxes/{id}/previews/{link_id}": {id: "revokePreviewLink", summary: "Revoke a preview link: it stops working at once",
 		status: 200, response: apiv1.PreviewLink{}, errors: readErrs},
 
+	"GET /api/v1/sandboxes/{id}/desktop": {id: "desktopViewer", summary: "A noVNC viewer of the sandbox's desktop (a desktop template's VNC server on port 5900), as an HTML page",
+		description: "Opened with a preview's credentials (the sandbox's trafficToken as ?sbx_token=, an API key, or a preview link's token), as port 5900's preview would be; a paused sandbox wakes as for a preview. " +
+			"The page loads noVNC from this server alone (serve --novnc-dir) and connects to …/desktop/websockify. View only unless view_only=false; the server enforces it, not the page.",
+		query:  []param{{apiv1.TrafficTokenParam, "The sandbox's traffic token (or a preview link's).", str, false}, {"view_only", "false: the viewer's keys and pointer reach the desktop (default true).", map[string]any{"type": "boolean"}, false}},
+		status: 200, response: binary{}, responseType: "text/html", errors: []int{400, 401, 403, 404, 409, 503}},
+	"GET /api/v1/sandboxes/{id}/desktop/websockify": {id: "desktopSocket", summary: "A WebSocket to the sandbox's VNC server (binary messages, RFB), as noVNC speaks it",
+		description: "Credentials and view_only as the viewer's. In view-only mode serve drops the client's key, pointer and clipboard messages.",
+		query:  []param{{apiv1.TrafficTokenParam, "The sandbox's traffic token (or a preview link's).", str, false}, {"view_only", "false: pass the client's input on (default true).", map[string]any{"type": "boolean"}, false}},
+		status: 101, errors: []int{400, 401, 403, 404, 409, 502}},
+	"GET /api/v1/sandboxes/{id}/desktop/screenshot": {id: "desktopScreenshot", summary: "A PNG of the sandbox's desktop, for agents that drive it",
+		status: 200, response: binary{}, responseType: "image/png", errors: []int{400, 401, 404, 409, 502, 503}},
 	"POST /api/v1/sandboxes/{id}/snapshots": {id: "createSnapshot", summary: "Capture a running or paused sandbox as a snapshot; it goes on as it was",
 		description: "A snapshot holds the sandbox's memory, processes and writable layer: the sandbox stands still only while its memory is written (pausedMs), its connections kept, then goes on as it was (a paused one stays paused). " +
 			"The answer comes once the snapshot is ready. A snapshot belongs to the sandbox's project, outlives it, and starts any number of sandboxes (create with snapshotID); its storage is billed per GiB held (snapshot_storage). " +

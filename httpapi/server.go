@@ -41,6 +41,9 @@ type Config struct {
 	// UI serves the web console at / and under ui.Prefix; nil: there is
 	// none, and / is a 404 like any path no route takes.
 	UI http.Handler
+	// NoVNCDir holds noVNC's files (Debian's novnc: /usr/share/novnc), which
+	// the desktop viewer loads; empty: sandboxes' desktops have no viewer.
+	NoVNCDir string
 }
 
 // SSHEndpoint is where SSH clients reach serve's SSH gateway, and its host
@@ -137,6 +140,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.runtimeProxy(rec, r, id)
 	case isPortsPath(r.URL.Path):
 		s.portsProxy(rec, r)
+	case strings.HasPrefix(r.URL.Path, viewerPrefix):
+		s.viewerAssets(rec, r)
 	case s.cfg.UI != nil && ui.Owns(r.URL.Path):
 		s.cfg.UI.ServeHTTP(rec, r)
 	default:

@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 source "$(dirname "$0")/lib.sh"
 ensure_go
-apt_install debootstrap nftables iproute2 e2fsprogs mount
+apt_install debootstrap nftables iproute2 e2fsprogs mount novnc
 data_dir=${SBX_DATA_DIR:-/var/lib/sbx}
 install -d -m 0700 "$data_dir"
 build_runsc "$data_dir/bin/runsc"

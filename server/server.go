@@ -72,6 +72,9 @@ type Config struct {
 	// certificate (PEM files; a wildcard for *.Domain serves previews),
 	// read again when they change on disk.
 	TLSCert, TLSKey string
+	// NoVNCDir holds noVNC's files for sandboxes' desktop viewers; empty:
+	// none.
+	NoVNCDir string
 
 	// SealKeyFile is a 32-byte key the operator keeps, which seals secrets
 	// and access tokens at rest; empty: <DataDir>/seal.key, made at first start.
@@ -209,7 +212,7 @@ func Run(ctx context.Context, cfg Config) error {
 		console = ui.Handler()
 	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
-		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint, UI: console}, cfg.Clock, log)
+		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint, UI: console, NoVNCDir: cfg.NoVNCDir}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	background := lifecycle.NewLoops(mgr, store) // the meter, the reaper and the pools' refill, while this serve leads
