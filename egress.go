@@ -320,7 +320,8 @@ type TemplateDefaults struct {
 }
 
 // TemplateDefaulter is implemented by providers whose templates carry
-// defaults for their sandboxes.
+// defaults for their sandboxes: those of a version of the template ("": the
+// current one), which an absent version or template is a 404 of.
 type TemplateDefaulter interface {
-	TemplateDefaults(ctx context.Context, template string) (TemplateDefaults, error)
+	TemplateDefaults(ctx context.Context, template, version string) (TemplateDefaults, error)
 }

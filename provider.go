@@ -144,6 +144,7 @@ type Spec struct {
 	SandboxID         string // the sbx UUID; providers label compute with it
 	ProviderSandboxID string // the ID to use where the provider lets sbx choose
 	TemplateID        string
+	TemplateVersion   string // the version of the template to start from; "": its current one
 	Kind              Kind
 	Resources         Resources
 	Env               map[string]string // values live only here, never in the ledger

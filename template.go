@@ -13,6 +13,7 @@ type TemplateInfo struct {
 	Name      string
 	ProjectID string // the project whose template it is; "" for one of the server's own, which every key may use
 	Versions  []TemplateVersion
+	Tags      map[string]string // tag → the version it names (a create of NAME:TAG starts from it)
 }
 
 // TemplateVersion is one built version of a template.

@@ -15,7 +15,7 @@ const IdempotencyHeader = "Idempotency-Key"
 
 // CreateSandboxRequest is the body of POST /api/v1/sandboxes.
 type CreateSandboxRequest struct {
-	TemplateID string            `json:"templateID,omitempty" pattern:"^[a-z0-9][a-z0-9._-]{0,63}$" doc:"Template to start from, e.g. base or code-interpreter; or give image."`
+	TemplateID string            `json:"templateID,omitempty" maxLength:"512" doc:"Template to start from: a name (base, code-interpreter, one of the project's), NAME:TAG (the version a tag names), a project's template ID (tpl-…), or a public image's reference with a registry path (REGISTRY/REPOSITORY[:TAG][@DIGEST], pulled and cached on first use); or give image, with credentials."`
 	ProjectID  string            `json:"projectID,omitempty" doc:"The project the sandbox belongs to: one the key reaches (an org's key any of its org, a member's key one of its workspaces', a project's key its own). Default the key's project (an org's key: the org's first)."`
 	Image      *Image            `json:"image,omitempty" doc:"An OCI image to start from in place of a template: its registry is asked at once (with the credentials given), the image pulled and kept by its digest on first use."`
 	SnapshotID string            `json:"snapshotID,omitempty" format:"uuid" doc:"A snapshot to start from in place of a template: the sandbox goes on from the snapshot's memory, processes and files, with its own ID, address, access token, timeout and env (its source's env is replaced), and the snapshot's cpu, memory and disk (give none). Any number of sandboxes start from one snapshot."`

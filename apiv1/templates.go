@@ -10,6 +10,7 @@ type Template struct {
 	ProjectID string            `json:"projectID,omitempty" doc:"The project whose template it is; absent for the server's own, which every key may use."`
 	Version   string            `json:"version,omitempty" doc:"The current version: what a create starts from now; absent until a project's template's first build is ready."`
 	Versions  []TemplateVersion `json:"versions" doc:"Every version kept, the current one first, then newest to oldest: older ones stay while sandboxes and snapshots lie on them."`
+	Tags      map[string]string `json:"tags" doc:"Each tag and the version it names: a create of NAME:TAG starts from that version."`
 }
 
 // TemplateVersion is one built version of a template.
@@ -117,4 +118,9 @@ type CatalogTemplate struct {
 	Built       bool     `json:"built"`
 	Version     string   `json:"version,omitempty" doc:"The built template's current version."`
 	SizeBytes   int64    `json:"sizeBytes,omitempty" doc:"The built template's current version on disk."`
+}
+
+// TagTemplateRequest is the body of PUT /api/v1/templates/{template}/tags/{tag}.
+type TagTemplateRequest struct {
+	Version string `json:"version,omitempty" doc:"The version the tag names; default the current one."`
 }

@@ -22,6 +22,8 @@ func TestTemplateBuildFromImageLocal(t *testing.T) {
 			"steps": []map[string]any{{"run": "echo from-the-recipe > /built"}}}
 	}
 	s.failKey(member, "POST", "/api/v1/templates", body("wrong"), http.StatusBadRequest, reg.Host)
+	// A create's templateID with a registry path is an image: this one wants credentials.
+	s.failKey(member, "POST", "/api/v1/sandboxes", map[string]any{"templateID": ref}, http.StatusBadRequest, reg.Host)
 	var b apiv1.TemplateBuild
 	s.callKey(member, "POST", "/api/v1/templates", body(testregistry.Password), http.StatusAccepted, &b)
 	b = s.waitBuild(member, "tiny", b.ID)

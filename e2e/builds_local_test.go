@@ -122,6 +122,38 @@ func TestTemplateBuildsLocal(t *testing.T) {
 		t.Errorf("a failed build changed the version: %+v", still)
 	}
 
+	// A tag keeps a version: a create of tool:first starts from it after
+	// a rebuild from another recipe.
+	var tagged apiv1.Template
+	s.callKey(member, "PUT", "/api/v1/templates/tool/tags/first", map[string]any{}, http.StatusOK, &tagged)
+	if tagged.Tags["first"] != b.Version {
+		t.Errorf("tags after tagging: %+v", tagged.Tags)
+	}
+	var second apiv1.TemplateBuild
+	s.callKey(member, "POST", "/api/v1/templates", map[string]any{"name": "tool", "steps": []map[string]any{{"run": "echo two > /which"}}}, http.StatusAccepted, &second)
+	if second = s.waitBuild(member, "tool", second.ID); second.State != "ready" || second.Version == b.Version {
+		t.Fatalf("the second build: %+v", second)
+	}
+	var old, cur apiv1.Sandbox
+	s.callKey(member, "POST", "/api/v1/sandboxes", map[string]any{"templateID": "tool:first", "waitReady": true}, http.StatusCreated, &old)
+	s.callKey(member, "POST", "/api/v1/sandboxes", map[string]any{"templateID": "tool", "waitReady": true}, http.StatusCreated, &cur)
+	if got := s.sh(old, "hello; cat /which 2>/dev/null || echo none"); got != "hello from the recipe\nnone" {
+		t.Errorf("a sandbox of tool:first: %q", got)
+	}
+	if got := s.sh(cur, "cat /which; command -v hello || echo none"); got != "two\nnone" {
+		t.Errorf("a sandbox of tool: %q", got)
+	}
+	s.failKey(member, "POST", "/api/v1/sandboxes", map[string]any{"templateID": "tool:nope"}, http.StatusNotFound, "has no tag nope")
+	s.failKey(member, "PUT", "/api/v1/templates/tool/tags/x", map[string]any{"version": "20200101T000000.000000Z"}, http.StatusNotFound, "has no version")
+	s.call("PUT", "/api/v1/templates/base/tags/x", map[string]any{}, http.StatusOK, nil)
+	s.failKey(member, "DELETE", "/api/v1/templates/base/tags/x", nil, http.StatusForbidden, "operator")
+	s.call("DELETE", "/api/v1/templates/base/tags/x", nil, http.StatusNoContent, nil)
+	s.callKey(member, "DELETE", "/api/v1/templates/tool/tags/first", nil, http.StatusNoContent, nil)
+	s.failKey(member, "DELETE", "/api/v1/templates/tool/tags/first", nil, http.StatusNotFound, "has no tag first")
+	for _, x := range []apiv1.Sandbox{old, cur} {
+		s.call("DELETE", "/api/v1/sandboxes/"+x.ID, nil, http.StatusOK, nil)
+	}
+
 	s.failKey(member, "POST", "/api/v1/templates", map[string]any{"name": "base"}, http.StatusConflict, "one of the server's own")
 	s.failKey(member, "POST", "/api/v1/templates", map[string]any{"name": "x", "steps": []map[string]any{{"run": "a", "packages": []string{"b"}}}}, http.StatusBadRequest, "exactly one of")
 	other := s.otherOrgKey(t)

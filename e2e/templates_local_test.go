@@ -54,7 +54,12 @@ func TestTemplatesLocal(t *testing.T) {
 	if b := entries["general/base"]; !b.Built || b.Version != names["base"].Version || b.SizeBytes <= 0 {
 		t.Errorf("base in the catalog: %+v", b)
 	}
-	if d := entries["desktop/desktop"]; d.Built || d.Description == "" || len(entries) != 6 {
+	for key, e := range entries {
+		if e.Built != (names[e.Name].Version != "") || e.Description == "" {
+			t.Errorf("%s in the catalog: %+v", key, e)
+		}
+	}
+	if len(entries) != 6 || entries["desktop/desktop"].Name != "desktop" {
 		t.Errorf("the catalog: %+v", cat)
 	}
 

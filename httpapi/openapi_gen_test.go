@@ -168,6 +168,11 @@ var operations = map[string]op{
 			"A failed build's error names the step that failed and its output's tail; the log (…/builds/{build}/logs) has every line. A name of the server's own templates, or one of the project's being built, is a 409. " +
 			"A create (templateID) names the template by its name in the project, or by its ID from any project of the org the key sees.",
 		body: apiv1.CreateTemplateRequest{}, bodyRequired: true, status: 202, response: apiv1.TemplateBuild{}, errors: []int{400, 401, 402, 403, 409, 413, 415, 501, 503}},
+	"PUT /api/v1/templates/{template}/tags/{tag}": {id: "tagTemplate", summary: "Point a tag of a template at one of its versions (the server's own: the operator's)",
+		description: "A create of NAME:TAG then starts from that version: booted, since a warm pool's members and a ready snapshot hold the current version. A tag may be moved to any version kept.",
+		body: apiv1.TagTemplateRequest{}, status: 200, response: apiv1.Template{}, errors: []int{400, 401, 403, 404, 413, 415}},
+	"DELETE /api/v1/templates/{template}/tags/{tag}": {id: "untagTemplate", summary: "Remove a tag of a template (the server's own: the operator's)",
+		status: 204, errors: []int{400, 401, 403, 404}},
 	"GET /api/v1/template-catalog": {id: "templateCatalog", summary: "The server's curated catalog of templates by category, each saying whether it is built (for the create wizard)",
 		status: 200, response: apiv1.TemplateCatalog{}, errors: []int{401, 501, 503}},
 	"GET /api/v1/templates/{template}/builds": {id: "listTemplateBuilds", summary: "A project's template's builds, newest first",

@@ -56,6 +56,8 @@ func (s *Server) routes() []Route {
 		authed("POST", "/api/v1/templates", s.createTemplate),
 		authed("GET", "/api/v1/template-catalog", s.templateCatalog),
 		authed("GET", "/api/v1/templates/{template}", s.getTemplate),
+		authed("PUT", "/api/v1/templates/{template}/tags/{tag}", s.tagTemplate),
+		authed("DELETE", "/api/v1/templates/{template}/tags/{tag}", s.untagTemplate),
 		authed("GET", "/api/v1/templates/{template}/builds", s.listBuilds),
 		authed("GET", "/api/v1/templates/{template}/builds/{build}", s.getBuild),
 		authed("GET", "/api/v1/templates/{template}/builds/{build}/logs", s.buildLogs),

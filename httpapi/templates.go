@@ -40,7 +40,10 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 func renderTemplate(t sbx.TemplateInfo) apiv1.Template {
-	out := apiv1.Template{ID: t.ID, Name: t.Name, ProjectID: t.ProjectID, Versions: []apiv1.TemplateVersion{}}
+	out := apiv1.Template{ID: t.ID, Name: t.Name, ProjectID: t.ProjectID, Versions: []apiv1.TemplateVersion{}, Tags: t.Tags}
+	if out.Tags == nil {
+		out.Tags = map[string]string{}
+	}
 	for _, v := range t.Versions {
 		if v.Current {
 			out.Version = v.Version
@@ -229,4 +232,26 @@ func (s *Server) templateCatalog(w http.ResponseWriter, r *http.Request) {
 		cat.Templates = append(cat.Templates, t)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// tagTemplate points a tag of a template at one of its versions.
+func (s *Server) tagTemplate(w http.ResponseWriter, r *http.Request) {
+	var body apiv1.TagTemplateRequest
+	if !s.decode(w, r, &body) {
+		return
+	}
+	t, err := s.mgr.TagTemplate(r.Context(), caller(r), r.PathValue("template"), r.PathValue("tag"), body.Version)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, renderTemplate(t))
+}
+
+func (s *Server) untagTemplate(w http.ResponseWriter, r *http.Request) {
+	if err := s.mgr.UntagTemplate(r.Context(), caller(r), r.PathValue("template"), r.PathValue("tag")); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

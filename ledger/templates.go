@@ -238,3 +238,57 @@ func from0(n int64) time.Time {
 	}
 	return time.UnixMicro(n).UTC()
 }
+
+// SetTemplateTag points tag of template templateID (a name of the
+// server's own, or a project's ID) at version.
+func (s *Store) SetTemplateTag(ctx context.Context, templateID, tag, version string, now time.Time) error {
+	return s.write(ctx, func(tx db) error {
+		res, err := tx.exec(ctx, `UPDATE template_tags SET version = ?, updated_at = ? WHERE template_id = ? AND tag = ?`, version, now.UnixMicro(), templateID, tag)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			_, err = tx.exec(ctx, `INSERT INTO template_tags (template_id, tag, version, updated_at) VALUES (?, ?, ?, ?)`, templateID, tag, version, now.UnixMicro())
+		}
+		return err
+	})
+}
+
+// DeleteTemplateTags removes tags of templateID: the named ones, or all
+// when none is named; naming one that does not exist is a 404.
+func (s *Store) DeleteTemplateTags(ctx context.Context, templateID string, tags ...string) error {
+	return s.write(ctx, func(tx db) error {
+		if len(tags) == 0 {
+			_, err := tx.exec(ctx, `DELETE FROM template_tags WHERE template_id = ?`, templateID)
+			return err
+		}
+		for _, tag := range tags {
+			res, err := tx.exec(ctx, `DELETE FROM template_tags WHERE template_id = ? AND tag = ?`, templateID, tag)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return sbx.Errorf(sbx.ENotFound, "template %s has no tag %s", templateID, tag)
+			}
+		}
+		return nil
+	})
+}
+
+// TemplateTags maps each tag of templateID to the version it names.
+func (s *Store) TemplateTags(ctx context.Context, templateID string) (map[string]string, error) {
+	rows, err := s.read(ctx).query(ctx, `SELECT tag, version FROM template_tags WHERE template_id = ? ORDER BY tag`, templateID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var tag, version string
+		if err := rows.Scan(&tag, &version); err != nil {
+			return nil, err
+		}
+		out[tag] = version
+	}
+	return out, rows.Err()
+}

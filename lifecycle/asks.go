@@ -135,8 +135,15 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 		checkImage(&p, "image", *a.Image)
 	case a.TemplateID == "":
 		p.Add("templateID", "templateID is required, for example \"base\" (or give image)")
+	case strings.ContainsAny(a.TemplateID, "/@"): // an image's reference, public (credentials go in image)
+		req.TemplateID, req.Image = "", &sbx.ImageSpec{Ref: a.TemplateID}
+		checkImage(&p, "templateID", *req.Image)
 	default:
-		CheckTemplate(&p, "templateID", a.TemplateID)
+		name, tag, tagged := strings.Cut(a.TemplateID, ":")
+		CheckTemplate(&p, "templateID", name)
+		if tagged && !sbx.ValidTemplateName(tag) {
+			p.Add("templateID", "the tag in templateID %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", a.TemplateID)
+		}
 	}
 	if a.Timeout != nil {
 		if *a.Timeout < 1 {

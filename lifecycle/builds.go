@@ -182,7 +182,7 @@ func (m *Manager) BuildTemplate(ctx context.Context, c sbx.Caller, name string, 
 		return sbx.ProjectTemplate{}, sbx.TemplateBuild{}, sbx.Errorf(sbx.EUnsupported, "provider %s cannot build templates: it cannot make a sandbox's files a template", prov.Name())
 	}
 	if d, ok := prov.(sbx.TemplateDefaulter); ok {
-		if _, err := d.TemplateDefaults(ctx, name); err == nil {
+		if _, err := d.TemplateDefaults(ctx, name, ""); err == nil {
 			return sbx.ProjectTemplate{}, sbx.TemplateBuild{}, sbx.Errorf(sbx.EConflict, "template %s is one of the server's own: choose another name", name)
 		}
 	}

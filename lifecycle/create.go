@@ -45,6 +45,9 @@ type CreateRequest struct {
 	snapshot *sbx.Snapshot // a fork's capture, which the fork names itself
 	pool     string        // the template whose warm pool the new sandbox is a member of
 	cold     bool          // boot, even when the template has a ready snapshot (ready.go)
+	// templateVersion is the version of the template a tag named (""
+	// when it is the current one): such a create boots that version.
+	templateVersion string
 	forkOf   string        // the sandbox a fork's child is forked from
 	envNames []string      // a fork's child's env, its parent's, which it holds
 }
@@ -150,10 +153,13 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		}
 		req.TemplateID = req.Image.Ref
 	} else if t, ok := p.(sbx.TemplateDefaulter); ok {
-		if req.TemplateID, err = m.resolveTemplate(ctx, c, t, req.TemplateID); err != nil {
+		if req.TemplateID, req.templateVersion, err = m.resolveTemplate(ctx, c, t, req.TemplateID); err != nil {
 			return sbx.Sandbox{}, err
 		}
-		if defaults, err = t.TemplateDefaults(ctx, req.TemplateID); err != nil {
+		if defaults, err = t.TemplateDefaults(ctx, req.TemplateID, req.templateVersion); err != nil {
+			return sbx.Sandbox{}, err
+		}
+		if err := m.pinned(ctx, t, &req); err != nil {
 			return sbx.Sandbox{}, err
 		}
 	}
@@ -192,7 +198,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		sb.SnapshotID = sn.ID
 	}
 	spec := sbx.Spec{
-		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, Kind: sb.Kind,
+		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, TemplateVersion: req.templateVersion, Kind: sb.Kind,
 		Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken, Image: req.Image,
 	}
 	if egress != nil {

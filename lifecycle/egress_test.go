@@ -22,7 +22,7 @@ type withTemplates struct {
 	ports    map[string][]int
 }
 
-func (w withTemplates) TemplateDefaults(ctx context.Context, name string) (sbx.TemplateDefaults, error) {
+func (w withTemplates) TemplateDefaults(ctx context.Context, name, _ string) (sbx.TemplateDefaults, error) {
 	d := sbx.TemplateDefaults{Ports: w.ports[name]}
 	if e, ok := w.defaults[name]; ok {
 		d.Egress = &e

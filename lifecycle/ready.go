@@ -54,7 +54,7 @@ func (m *Manager) PrepareTemplate(ctx context.Context, c sbx.Caller, template st
 	if _, snaps := prov.(sbx.Snapshotter); !ok || !snaps || !prov.Capabilities().Snapshots {
 		return ReadyState{}, sbx.Errorf(sbx.EUnsupported, "provider %s cannot give templates ready snapshots: it needs snapshots and versioned templates", prov.Name())
 	}
-	if _, err := d.TemplateDefaults(ctx, template); err != nil {
+	if _, err := d.TemplateDefaults(ctx, template, ""); err != nil {
 		return ReadyState{}, err
 	}
 	m.mu.Lock()

@@ -4,14 +4,19 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/authz"
 )
 
-// templateStore: what stands on a template, which its deletion asks.
+// templateStore: what stands on a template, which its deletion asks, and
+// its tags.
 type templateStore interface {
 	TemplateUsers(ctx context.Context, templateID string, limit int) (sbx.TemplateUsers, error)
+	SetTemplateTag(ctx context.Context, templateID, tag, version string, now time.Time) error
+	DeleteTemplateTags(ctx context.Context, templateID string, tags ...string) error
+	TemplateTags(ctx context.Context, templateID string) (map[string]string, error)
 }
 
 // templateUsersShown bounds how many sandboxes and snapshots a refused
@@ -50,6 +55,11 @@ func (m *Manager) Templates(ctx context.Context, c sbx.Caller) ([]sbx.TemplateIn
 			out = append(out, projectInfo(t, trees[t.ID]))
 		}
 	}
+	for i := range out {
+		if out[i].Tags, err = m.store.TemplateTags(ctx, out[i].ID); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -86,14 +96,9 @@ func (m *Manager) DeleteTemplate(ctx context.Context, c sbx.Caller, ref string) 
 	if err != nil {
 		return err
 	}
-	t, err := m.Template(ctx, c, ref)
+	t, err := m.changeable(ctx, c, ref, "deleting one of the server's own templates")
 	if err != nil {
 		return err
-	}
-	if t.ProjectID == "" {
-		if err := authz.Operator(c, "deleting one of the server's own templates"); err != nil {
-			return err
-		}
 	}
 	if _, err := m.store.GetPool(ctx, t.ID); err == nil {
 		return sbx.Errorf(sbx.EConflict, "template %s has a warm pool: delete it first (DELETE /api/v1/admin/template-warm-pools/%s, `sbx pool rm %s`)", t.Name, t.ID, t.ID)
@@ -130,7 +135,63 @@ func (m *Manager) DeleteTemplate(ctx context.Context, c sbx.Caller, ref string) 
 	if err := k.RemoveTemplate(ctx, t.ID); err != nil && !(t.ProjectID != "" && sbx.ErrorCode(err) == sbx.ENotFound) {
 		return err // a project's template whose first build never finished has no tree
 	}
+	return m.store.DeleteTemplateTags(ctx, t.ID)
+}
+
+// TagTemplate points tag of a template c may change (one of the server's
+// own: the operator's) at one of its versions ("": the current one), and
+// answers the template.
+func (m *Manager) TagTemplate(ctx context.Context, c sbx.Caller, ref, tag, version string) (sbx.TemplateInfo, error) {
+	t, err := m.changeable(ctx, c, ref, "tagging one of the server's own templates")
+	if err != nil {
+		return t, err
+	}
+	if !sbx.ValidTemplateName(tag) {
+		return t, sbx.Invalid("tag", "tag %q must be 1-64 lowercase letters, digits, '.', '_' or '-'", tag)
+	}
+	found := false
+	for _, v := range t.Versions {
+		if v.Version == version || (version == "" && v.Current) {
+			version, found = v.Version, true
+		}
+	}
+	if !found {
+		return t, sbx.Errorf(sbx.ENotFound, "template %s has no version %s", t.Name, version)
+	}
+	if err := m.store.SetTemplateTag(ctx, t.ID, tag, version, m.clock.Now()); err != nil {
+		return t, err
+	}
+	return m.Template(ctx, c, t.ID)
+}
+
+// UntagTemplate removes tag from a template c may change.
+func (m *Manager) UntagTemplate(ctx context.Context, c sbx.Caller, ref, tag string) error {
+	t, err := m.changeable(ctx, c, ref, "untagging one of the server's own templates")
+	if err != nil {
+		return err
+	}
+	if err := m.store.DeleteTemplateTags(ctx, t.ID, tag); err != nil {
+		if sbx.ErrorCode(err) == sbx.ENotFound {
+			return sbx.Errorf(sbx.ENotFound, "template %s has no tag %s", t.Name, tag)
+		}
+		return err
+	}
 	return nil
+}
+
+// changeable is a template c sees and may change: a project's, or one of
+// the server's own with the operator's key.
+func (m *Manager) changeable(ctx context.Context, c sbx.Caller, ref, what string) (sbx.TemplateInfo, error) {
+	t, err := m.Template(ctx, c, ref)
+	if err != nil {
+		return t, err
+	}
+	if t.ProjectID == "" {
+		if err := authz.Operator(c, what); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
 }
 
 // usersText names what stands on a template.
@@ -169,27 +230,38 @@ func (m *Manager) templateKeeper(what string) (sbx.TemplateKeeper, error) {
 	return k, nil
 }
 
-// resolveTemplate is the template a create of c names as ref: one of the
-// server's own by its name (a project's names never shadow them), else the
-// project's own, by its name or, in any project of c's org that c sees, by
-// its ID; the ID either way, which names its tree on the provider.
-func (m *Manager) resolveTemplate(ctx context.Context, c sbx.Caller, d sbx.TemplateDefaulter, ref string) (string, error) {
-	if !strings.HasPrefix(ref, sbx.TemplateIDPrefix) {
-		if _, err := d.TemplateDefaults(ctx, ref); sbx.ErrorCode(err) != sbx.ENotFound {
-			return ref, nil // the server's own; or the provider's error, which the create answers
+// resolveTemplate is the template a create of c names as ref, NAME or
+// NAME:TAG: one of the server's own by its name (a project's names never
+// shadow them), else the project's own, by its name or, in any project of
+// c's org that c sees, by its ID; answered by its ID, which names its tree
+// on the provider, and the version a tag names ("": the current one).
+func (m *Manager) resolveTemplate(ctx context.Context, c sbx.Caller, d sbx.TemplateDefaulter, ref string) (id, version string, err error) {
+	name, tag, tagged := strings.Cut(ref, ":")
+	id = name
+	if _, err := d.TemplateDefaults(ctx, name, ""); strings.HasPrefix(name, sbx.TemplateIDPrefix) || sbx.ErrorCode(err) == sbx.ENotFound {
+		t, err := m.projectTemplate(ctx, c, name)
+		switch {
+		case sbx.ErrorCode(err) == sbx.ENotFound:
+			return name, "", nil // the provider says what it has
+		case err != nil:
+			return name, "", err
+		case t.Version == "":
+			return name, "", sbx.Errorf(sbx.EConflict, "template %s has no ready build yet", t.Name)
 		}
+		id = t.ID
 	}
-	t, err := m.projectTemplate(ctx, c, ref)
-	if sbx.ErrorCode(err) == sbx.ENotFound {
-		return ref, nil // the provider says what it has
+	if !tagged {
+		return id, "", nil
 	}
+	tags, err := m.store.TemplateTags(ctx, id)
 	if err != nil {
-		return ref, err
+		return id, "", err
 	}
-	if t.Version == "" {
-		return ref, sbx.Errorf(sbx.EConflict, "template %s has no ready build yet", t.Name)
+	v, ok := tags[tag]
+	if !ok {
+		return id, "", sbx.Errorf(sbx.ENotFound, "template %s has no tag %s", name, tag)
 	}
-	return t.ID, nil
+	return id, v, nil
 }
 
 // projectTemplate is a template of c's org that c sees: by ID, or by name
@@ -238,4 +310,27 @@ func (m *Manager) Catalog(ctx context.Context, c sbx.Caller) ([]CatalogTemplate,
 		out = append(out, ct)
 	}
 	return out, nil
+}
+
+// pinned settles a create of a tagged version: the current one is an
+// ordinary create; another boots, since a warm pool's members and a ready
+// snapshot are of the current version (a create that requires the pool is
+// refused).
+func (m *Manager) pinned(ctx context.Context, d sbx.TemplateDefaulter, req *CreateRequest) error {
+	if req.templateVersion == "" {
+		return nil
+	}
+	cur, err := d.TemplateDefaults(ctx, req.TemplateID, "")
+	if err != nil {
+		return err
+	}
+	if cur.Version == req.templateVersion {
+		req.templateVersion = ""
+		return nil
+	}
+	if req.PoolMode == sbx.PoolRequire {
+		return sbx.Errorf(sbx.ENoWarmSandbox, "template %s's warm pool holds its current version, not %s", req.TemplateID, req.templateVersion)
+	}
+	req.cold, req.PoolMode = true, sbx.PoolBypass
+	return nil
 }

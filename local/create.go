@@ -26,7 +26,7 @@ func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 			return err
 		}
 	} else if spec.Image == nil { // an image was resolved by ResolveImage; Create pulls it
-		if _, err := p.cfg.Templates.Current(spec.TemplateID); err != nil {
+		if _, err := p.cfg.Templates.At(spec.TemplateID, spec.TemplateVersion); err != nil {
 			return p.noTemplate(spec.TemplateID, err)
 		}
 	}
@@ -50,6 +50,9 @@ func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
 func (p *Provider) noTemplate(name string, err error) error {
 	if !errors.Is(err, template.ErrNotBuilt) {
 		return sbx.Errorf(sbx.EInvalid, "%s", err.Error())
+	}
+	if errors.Is(err, template.ErrNoVersion) {
+		return &sbx.Error{Code: sbx.ENotFound, Message: err.Error(), Err: err}
 	}
 	names := []string{}
 	if built, lerr := p.cfg.Templates.List(); lerr == nil {

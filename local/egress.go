@@ -38,8 +38,8 @@ func (p *Provider) SetEgress(ctx context.Context, h sbx.Handle, e sbx.Egress) (e
 // TemplateDefaults implements sbx.TemplateDefaulter: the default policy
 // and the ports a template's current version names (template build
 // --egress…, --port).
-func (p *Provider) TemplateDefaults(ctx context.Context, name string) (sbx.TemplateDefaults, error) {
-	t, err := p.cfg.Templates.Current(name)
+func (p *Provider) TemplateDefaults(ctx context.Context, name, version string) (sbx.TemplateDefaults, error) {
+	t, err := p.cfg.Templates.At(name, version)
 	if err != nil {
 		return sbx.TemplateDefaults{}, p.noTemplate(name, err)
 	}

@@ -200,13 +200,13 @@ func TestTemplateDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := p.TemplateDefaults(t.Context(), "locked"); err != nil || got.Egress == nil || !got.Egress.Equal(want) || !slices.Equal(got.Ports, []int{8888}) {
+	if got, err := p.TemplateDefaults(t.Context(), "locked", ""); err != nil || got.Egress == nil || !got.Egress.Equal(want) || !slices.Equal(got.Ports, []int{8888}) {
 		t.Errorf("locked: %+v %v; want %+v and port 8888", got, err, want)
 	}
-	if got, err := p.TemplateDefaults(t.Context(), "base"); err != nil || got.Egress != nil || got.Ports != nil {
+	if got, err := p.TemplateDefaults(t.Context(), "base", ""); err != nil || got.Egress != nil || got.Ports != nil {
 		t.Errorf("base: %+v %v; want none", got, err)
 	}
-	if _, err := p.TemplateDefaults(t.Context(), "nope"); sbx.ErrorCode(err) != sbx.ENotFound {
+	if _, err := p.TemplateDefaults(t.Context(), "nope", ""); sbx.ErrorCode(err) != sbx.ENotFound {
 		t.Errorf("a template not built: %v", err)
 	}
 }

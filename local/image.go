@@ -41,11 +41,12 @@ func (p *Provider) images() template.Store {
 	return template.Store{Dir: filepath.Join(p.cfg.DataDir, "images")}
 }
 
-// template is the tree a new sandbox starts from: its template's current
-// version, or its image's, pulled now when this host has not yet.
+// template is the tree a new sandbox starts from: its template's version
+// (the current one unless the spec names another), or its image's, pulled
+// now when this host has not yet.
 func (p *Provider) template(ctx context.Context, spec sbx.Spec) (template.Template, error) {
 	if spec.Image == nil {
-		t, err := p.cfg.Templates.Current(spec.TemplateID)
+		t, err := p.cfg.Templates.At(spec.TemplateID, spec.TemplateVersion)
 		if err != nil {
 			return t, sbx.Errorf(sbx.EInvalid, "%s", err.Error())
 		}

@@ -164,6 +164,10 @@ func (s Store) Current(name string) (Template, error) {
 // ErrNotBuilt is Current's error for a template this host has not built.
 var ErrNotBuilt = errors.New("no such template")
 
+// ErrNoVersion is At's error for a version a template does not have; it is
+// an ErrNotBuilt too.
+var ErrNoVersion = fmt.Errorf("no such version: %w", ErrNotBuilt)
+
 // List returns the current version of every built template, by name.
 func (s Store) List() ([]Template, error) {
 	entries, err := os.ReadDir(s.Dir)
@@ -293,4 +297,23 @@ func Size(t Template) (int64, error) {
 		return nil
 	})
 	return total, err
+}
+
+// At is version of name, or its current version when version is "";
+// ErrNotBuilt when there is no such.
+func (s Store) At(name, version string) (Template, error) {
+	if version == "" {
+		return s.Current(name)
+	}
+	if err := CheckName(name); err != nil {
+		return Template{}, err
+	}
+	if strings.HasPrefix(version, ".") || strings.Contains(version, "/") || version == "current" {
+		return Template{}, fmt.Errorf("template %s has no version %q: %w", name, version, ErrNoVersion)
+	}
+	t, err := s.load(name, version)
+	if errors.Is(err, os.ErrNotExist) {
+		return t, fmt.Errorf("template %s has no version %s: %w", name, version, ErrNoVersion)
+	}
+	return t, err
 }

@@ -40,3 +40,12 @@ CREATE TABLE template_build_logs (
     text     TEXT NOT NULL,
     PRIMARY KEY (build_id, seq)
 );
+-- Tags name versions of templates (the server's own by name, a project's
+-- by ID): a create of NAME:TAG starts from the version the tag names.
+CREATE TABLE template_tags (
+    template_id TEXT NOT NULL,
+    tag         TEXT NOT NULL,
+    version     TEXT NOT NULL,
+    updated_at  BIGINT NOT NULL,
+    PRIMARY KEY (template_id, tag)
+);
