@@ -48,8 +48,8 @@ type CreateRequest struct {
 	// templateVersion is the version of the template a tag named (""
 	// when it is the current one): such a create boots that version.
 	templateVersion string
-	forkOf   string        // the sandbox a fork's child is forked from
-	envNames []string      // a fork's child's env, its parent's, which it holds
+	forkOf          string   // the sandbox a fork's child is forked from
+	envNames        []string // a fork's child's env, its parent's, which it holds
 }
 
 // CreateOnce is Create for a request that may carry an idempotency key: a
