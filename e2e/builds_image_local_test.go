@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"archive/tar"
+	"bytes"
 	"net/http"
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/testregistry"
 )
@@ -46,4 +49,29 @@ func TestTemplateBuildFromImageLocal(t *testing.T) {
 	}
 	s.call("DELETE", "/api/v1/sandboxes/"+sb.ID, nil, http.StatusOK, nil)
 	s.callKey(member, "DELETE", "/api/v1/templates/tiny", nil, http.StatusNoContent, nil) // its tree is in the templates directory the tests share
+
+	// From a multi-platform index, the build takes this host's image.
+	multi := reg.PushIndex(t, "team/multi", "v1", v1.Config{}, fileLayer(t, "wrong-arch", "not this host's\n"), tinyLayers(t))
+	var mb apiv1.TemplateBuild
+	s.callKey(member, "POST", "/api/v1/templates", map[string]any{"name": "multi", "image": map[string]any{"uri": multi, "username": testregistry.User, "password": testregistry.Password},
+		"steps": []map[string]any{{"run": "echo ok > /built"}}}, http.StatusAccepted, &mb)
+	if mb = s.waitBuild(member, "multi", mb.ID); mb.State != "ready" {
+		t.Fatalf("a build from an index: %+v", mb)
+	}
+	s.callKey(member, "POST", "/api/v1/sandboxes", map[string]any{"templateID": "multi", "waitReady": true}, http.StatusCreated, &sb)
+	if got := s.sh(sb, "cat /built; cat /wrong-arch 2>/dev/null || echo host-only"); got != "ok\nhost-only" {
+		t.Errorf("a sandbox of the index's template: %q", got)
+	}
+	s.call("DELETE", "/api/v1/sandboxes/"+sb.ID, nil, http.StatusOK, nil)
+	s.callKey(member, "DELETE", "/api/v1/templates/multi", nil, http.StatusNoContent, nil)
+}
+
+// fileLayer is a layer of one file.
+func fileLayer(t *testing.T, name, content string) v1.Layer {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg})
+	tw.Write([]byte(content))
+	tw.Close()
+	return testregistry.Layer(t, buf.Bytes())
 }

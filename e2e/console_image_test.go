@@ -19,6 +19,14 @@ import (
 // credentials, and answers the registry and the image's reference.
 func tinyImage(t *testing.T) (*testregistry.Registry, string) {
 	t.Helper()
+	reg := testregistry.Serve(t)
+	return reg, reg.Push(t, "team/tiny", "v1", v1.Config{}, tinyLayers(t))
+}
+
+// tinyLayers is the layer of tinyImage: a shell and cat from the base
+// template's Debian.
+func tinyLayers(t *testing.T) v1.Layer {
+	t.Helper()
 	templates, err := testtemplates.Base()
 	if err != nil {
 		t.Fatal(err)
@@ -27,10 +35,9 @@ func tinyImage(t *testing.T) (*testregistry.Registry, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := testregistry.Serve(t)
-	return reg, reg.Push(t, "team/tiny", "v1", v1.Config{}, testregistry.TreeLayer(t, base.Rootfs(), "bin", "lib", "lib64",
+	return testregistry.TreeLayer(t, base.Rootfs(), "bin", "lib", "lib64",
 		"usr/bin/dash", "usr/bin/sh", "usr/bin/cat", "usr/lib64/ld-linux-x86-64.so.2", "usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
-		"usr/lib/x86_64-linux-gnu/libc.so.6", "etc/passwd", "etc/group"))
+		"usr/lib/x86_64-linux-gnu/libc.so.6", "etc/passwd", "etc/group")
 }
 
 // The wizard's image step against a real registry that wants credentials

@@ -78,6 +78,41 @@ func (r *Registry) Push(t testing.TB, repo, tag string, cfg v1.Config, layers ..
 	return ref
 }
 
+// PushIndex pushes a multi-platform index as repo:tag: an image of these
+// layers for this host's platform, with cfg as its configuration, beside
+// one for another architecture that holds other, which a pull for this
+// host must not take. It answers the index's reference.
+func (r *Registry) PushIndex(t testing.TB, repo, tag string, cfg v1.Config, other v1.Layer, layers ...v1.Layer) string {
+	t.Helper()
+	otherArch := "arm64"
+	if runtime.GOARCH == otherArch {
+		otherArch = "amd64"
+	}
+	var idx v1.ImageIndex = empty.Index
+	for _, p := range []struct {
+		arch   string
+		layers []v1.Layer
+	}{{runtime.GOARCH, layers}, {otherArch, []v1.Layer{other}}} {
+		img, err := mutate.AppendLayers(empty.Image, p.layers...)
+		if err == nil {
+			img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: "linux", Architecture: p.arch, Config: cfg})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: p.arch}}})
+	}
+	ref := r.Host + "/" + repo + ":" + tag
+	parsed, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(parsed, idx, remote.WithAuth(&authn.Basic{Username: User, Password: Password})); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
 // Layer is a layer of the tar stream data.
 func Layer(t testing.TB, data []byte) v1.Layer {
 	t.Helper()
