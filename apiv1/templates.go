@@ -43,6 +43,7 @@ type CreateTemplateRequest struct {
 	User     string            `json:"user,omitempty" doc:"The default user of its sandboxes' commands, PTYs and new files; default the base's."`
 	Start    string            `json:"start,omitempty" doc:"A command line the agent starts in the background when one of its sandboxes boots; default the base's."`
 	Ports    []int             `json:"ports,omitempty" doc:"The ports its sandboxes serve; default the base's."`
+	Ready    *RecipeReady      `json:"ready,omitempty" doc:"When the start command has made its sandboxes ready: checked in the build's sandbox after the steps (a check that does not pass fails the build); then the new version's ready snapshot is made, which creates of the default size restore instead of booting."`
 	CPU      *float64          `json:"cpu,omitempty" doc:"The build sandbox's CPUs (as a create's)."`
 	MemoryMB *int64            `json:"memoryMB,omitempty" doc:"The build sandbox's memory (as a create's)."`
 	DiskMB   *int64            `json:"diskMB,omitempty" doc:"The build sandbox's writable layer: what the steps may add (as a create's)."`
@@ -123,4 +124,12 @@ type CatalogTemplate struct {
 // TagTemplateRequest is the body of PUT /api/v1/templates/{template}/tags/{tag}.
 type TagTemplateRequest struct {
 	Version string `json:"version,omitempty" doc:"The version the tag names; default the current one."`
+}
+
+// RecipeReady is a recipe's readiness check: a command that exits 0, or a
+// port something listens on.
+type RecipeReady struct {
+	Command string `json:"command,omitempty"`
+	Port    int    `json:"port,omitempty" minimum:"1" maximum:"65535"`
+	Timeout int64  `json:"timeout,omitempty" minimum:"0" maximum:"1800" doc:"Seconds to wait for it; default 120."`
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -153,6 +154,38 @@ func TestTemplateBuildsLocal(t *testing.T) {
 	for _, x := range []apiv1.Sandbox{old, cur} {
 		s.call("DELETE", "/api/v1/sandboxes/"+x.ID, nil, http.StatusOK, nil)
 	}
+
+	// A readiness check: passed in the build, the new version's ready
+	// snapshot made, and a create restores it with its server up; a check
+	// that never passes fails the build, naming it.
+	var web apiv1.TemplateBuild
+	s.callKey(member, "POST", "/api/v1/templates", map[string]any{"name": "web", "start": "sleep 1; exec /.sbx/sbx agent echo 8080",
+		"ready": map[string]any{"port": 8080, "timeout": 60}}, http.StatusAccepted, &web)
+	if web = s.waitBuild(member, "web", web.ID); web.State != "ready" {
+		t.Fatalf("a build with a readiness check: %+v", web)
+	}
+	var webLog apiv1.BuildLogPage
+	s.callKey(member, "GET", "/api/v1/templates/web/builds/"+web.ID+"/logs", nil, http.StatusOK, &webLog)
+	if all := fmt.Sprint(webLog.Lines); !strings.Contains(all, "ready snapshot") || strings.Contains(all, "warning") {
+		t.Errorf("the log of a build with a readiness check: %s", all)
+	}
+	var ws apiv1.Sandbox
+	s.callKey(member, "POST", "/api/v1/sandboxes", map[string]any{"templateID": "web", "waitReady": true}, http.StatusCreated, &ws)
+	if !strings.Contains(ws.Timeline[0].Detail, "restored from its ready snapshot") {
+		t.Errorf("a create of web: %+v", ws.Timeline)
+	}
+	if got := s.sh(ws, "curl -sf -o /dev/null -w '%{http_code}' localhost:8080/echo"); got != "200" {
+		t.Errorf("web's server, at once: %q", got)
+	}
+	s.call("DELETE", "/api/v1/sandboxes/"+ws.ID, nil, http.StatusOK, nil)
+	s.callKey(member, "DELETE", "/api/v1/templates/web", nil, http.StatusNoContent, nil)
+	var never apiv1.TemplateBuild
+	s.callKey(member, "POST", "/api/v1/templates", map[string]any{"name": "never", "start": "sleep infinity", "ready": map[string]any{"command": "false", "timeout": 2}}, http.StatusAccepted, &never)
+	if never = s.waitBuild(member, "never", never.ID); never.State != "failed" || !strings.Contains(never.Error, "the readiness check") {
+		t.Errorf("a build whose readiness never comes: %+v", never)
+	}
+	s.failKey(member, "POST", "/api/v1/templates", map[string]any{"name": "x", "ready": map[string]any{"port": 80}}, http.StatusBadRequest, "needs a start command")
+	s.callKey(member, "DELETE", "/api/v1/templates/never", nil, http.StatusNoContent, nil)
 
 	s.failKey(member, "POST", "/api/v1/templates", map[string]any{"name": "base"}, http.StatusConflict, "one of the server's own")
 	s.failKey(member, "POST", "/api/v1/templates", map[string]any{"name": "x", "steps": []map[string]any{{"run": "a", "packages": []string{"b"}}}}, http.StatusBadRequest, "exactly one of")

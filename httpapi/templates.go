@@ -87,6 +87,13 @@ func (s *Server) recipe(body apiv1.CreateTemplateRequest) (lifecycle.Recipe, err
 	}
 	r := lifecycle.Recipe{Base: body.Base, Image: imageOf(body.Image), Env: body.Env, Workdir: body.Workdir, User: body.User,
 		Start: body.Start, Ports: body.Ports, Resources: res, Timeout: timeout}
+	if rd := body.Ready; rd != nil {
+		wait, err := seconds("ready.timeout", nonZero(rd.Timeout), false, 1800)
+		if err != nil {
+			return r, err
+		}
+		r.Ready = lifecycle.ReadyRequest{Command: rd.Command, Port: rd.Port, Timeout: wait}
+	}
 	for i, st := range body.Steps {
 		step := lifecycle.Step{Packages: st.Packages, Run: st.Run}
 		if f := st.File; f != nil {

@@ -51,6 +51,12 @@ type Recipe struct {
 	User    string            `json:"user,omitempty"`
 	Start   string            `json:"start,omitempty"`
 	Ports   []int             `json:"ports,omitempty"`
+	// Ready, when it has a command or a port, is when the start command has
+	// made the template's sandboxes ready: checked in the build's sandbox
+	// (the start command started there once the steps are done; a check
+	// that does not pass fails the build), then the new version's ready
+	// snapshot is made, which creates of the default size restore.
+	Ready ReadyRequest `json:"ready,omitzero"`
 	// The build's sandbox: its size and how long the whole build may take.
 	Resources sbx.Resources `json:"-"`
 	Timeout   time.Duration `json:"-"`
@@ -142,6 +148,20 @@ func (r *Recipe) check(p *sbx.Problems) {
 		p.Add("start", "the start command holds a NUL byte")
 	}
 	sbx.CheckPorts(p, "ports", r.Ports)
+	if r.Ready.Command != "" || r.Ready.Port != 0 {
+		if r.Start == "" {
+			p.Add("ready", "a readiness check needs a start command to wait for")
+		}
+		if (r.Ready.Command == "") == (r.Ready.Port == 0) {
+			p.Add("ready", "give a readiness check: command or port, one of them")
+		}
+		if r.Ready.Port < 0 || r.Ready.Port > 65535 {
+			p.Add("ready.port", "port must be between 1 and 65535")
+		}
+		if r.Ready.Timeout < 0 || r.Ready.Timeout > 30*time.Minute {
+			p.Add("ready.timeout", "timeout must be between 1 and 1800 seconds")
+		}
+	}
 	if r.Timeout < 0 || r.Timeout > MaxBuildLimit {
 		p.Add("timeout", "a build takes at most %s", MaxBuildLimit)
 	}
@@ -167,6 +187,9 @@ func (m *Manager) BuildTemplate(ctx context.Context, c sbx.Caller, name string, 
 	}
 	if r.Timeout == 0 {
 		r.Timeout = DefaultBuildLimit
+	}
+	if r.Ready.Timeout == 0 {
+		r.Ready.Timeout = DefaultReadyWait
 	}
 	prov, err := m.provider(m.cfg.DefaultProvider)
 	if err != nil {
@@ -336,6 +359,12 @@ func (m *Manager) runBuild(ctx context.Context, c sbx.Caller, t sbx.ProjectTempl
 			return
 		}
 	}
+	if r.Ready.Command != "" || r.Ready.Port != 0 {
+		if err := m.checkBuildReady(ctx, agent, sb, r, log); err != nil {
+			fail(0, err)
+			return
+		}
+	}
 	log.flush()
 	log.line("publishing the sandbox's files as template %s", t.Name)
 	pub := m.providers[sb.Provider].(sbx.TemplatePublisher)
@@ -353,6 +382,20 @@ func (m *Manager) runBuild(ctx context.Context, c sbx.Caller, t sbx.ProjectTempl
 		return
 	}
 	stop()
+	if r.Ready.Command != "" || r.Ready.Port != 0 {
+		log.line("capturing version %s started and ready as the template's ready snapshot", version)
+		ready := r.Ready
+		ready.Resources, err = m.Size(nil, nil, nil) // what a create that names no size gets
+		var sn sbx.Snapshot
+		if err == nil {
+			sn, err = m.prepare(ctx, c, t.ID, ready)
+		}
+		if err != nil {
+			log.line("warning: no ready snapshot (creates boot and run the start command): %s", providerMessage(err))
+		} else {
+			log.line("ready snapshot %s made", sn.ID)
+		}
+	}
 	log.line("template %s version %s is ready", t.Name, version)
 	m.store.UpdateTemplateBuild(context.Background(), b.ID, func(b *sbx.TemplateBuild) error {
 		b.State, b.Version, b.FinishedAt = sbx.BuildReady, version, m.clock.Now()
@@ -515,4 +558,26 @@ func (m *Manager) reconcileBuilds(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkBuildReady starts the recipe's start command in the build's
+// sandbox, as a sandbox of the template will at boot, and waits for its
+// readiness check to pass.
+func (m *Manager) checkBuildReady(ctx context.Context, agent agentcall.Agent, sb sbx.Sandbox, r Recipe, log *buildLog) error {
+	log.line("starting the start command and waiting for readiness (%s)", readyText(r.Ready))
+	if _, err := agent.Start(ctx, apiv1.StartCommandRequest{Cmd: r.Start, User: r.User, Cwd: r.Workdir, Tag: "start"}); err != nil {
+		return fmt.Errorf("starting the start command: %w", err)
+	}
+	if err := m.awaitReady(ctx, sb, r.Ready); err != nil {
+		return sbx.Errorf(sbx.ErrorCode(err), "the readiness check did not pass in the build's sandbox: %s", sbx.ErrorMessage(err))
+	}
+	log.line("ready")
+	return nil
+}
+
+func readyText(r ReadyRequest) string {
+	if r.Port != 0 {
+		return fmt.Sprintf("a listener on port %d", r.Port)
+	}
+	return "command " + r.Command
 }

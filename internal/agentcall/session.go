@@ -279,3 +279,12 @@ func (p *Pty) Follow(ctx context.Context, out io.Writer) (apiv1.PtyControl, erro
 
 // Close detaches from the terminal; it goes on.
 func (p *Pty) Close() error { return p.conn.CloseNow() }
+
+// Start starts a command in the background and answers it at once; it
+// goes on after the request.
+func (a Agent) Start(ctx context.Context, req apiv1.StartCommandRequest) (apiv1.CommandInfo, error) {
+	req.Background, req.Stdin = true, false
+	var info apiv1.CommandInfo
+	err := a.call(ctx, http.MethodPost, "/commands", req, &info)
+	return info, err
+}
