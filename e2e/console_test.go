@@ -188,7 +188,15 @@ func TestConsoleLocal(t *testing.T) {
 	// Step 2: image.
 	act(t, ctx, "step 2", chromedp.Click("#next", chromedp.ByQuery),
 		chromedp.WaitVisible(`fieldset[data-step="2"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#template-catalog input[value=desktop]`, chromedp.ByQuery),
 		chromedp.Click(`input[name=template][value=base]`, chromedp.ByQuery))
+	// The catalog, from the API, by category: what is built can be chosen.
+	if cats := text(t, ctx, "#template-catalog"); !strings.Contains(cats, "Machine learning") || !strings.Contains(cats, "pytorch") {
+		t.Errorf("the wizard's catalog: %q", cats)
+	}
+	if !eval[bool](t, ctx, `!document.querySelector("#template-catalog input[value=base]").disabled`) {
+		t.Error("base, built, cannot be chosen")
+	}
 	screenshot(t, ctx, "wizard-2-image")
 	// Step 3: configuration, first with memory the API refuses.
 	act(t, ctx, "step 3", chromedp.Click("#next", chromedp.ByQuery),

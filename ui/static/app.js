@@ -838,16 +838,43 @@ async function openWizard() {
   clearFieldErrors();
   showStep();
   let summary = null;
+  let catalog = null;
+  let templates = null;
   try {
-    [rates, summary] = await Promise.all([
+    [rates, summary, catalog, templates] = await Promise.all([
       api('GET', '/rates').then((r) => r.items || []),
       api('GET', '/observability/summary'),
+      api('GET', '/template-catalog').catch(() => null),
+      api('GET', '/templates').catch(() => null),
     ]);
   } catch (e) { showError(e); }
+  if (catalog) renderTemplates(catalog, templates?.items || []);
   const provider = summary?.providers?.find((p) => p.default);
   gpuAvailable = !!provider?.capabilities?.gpu;
   renderGPUs(provider);
   renderSummary();
+}
+
+// renderTemplates lists the catalog by category (a template not built is
+// shown, not chosen) and the project's own templates, base checked.
+function renderTemplates(catalog, templates) {
+  const choice = (value, name, text, built, size) => el('label', { class: `choice${built ? '' : ' disabled'}` },
+    el('input', { type: 'radio', name: 'template', value, disabled: !built, checked: value === 'base' && built }), ' ',
+    el('span', {}, el('b', {}, name), ' ', text, ' ',
+      el('small', { class: 'muted' }, built ? (size ? `${(size / 2 ** 30).toFixed(1)} GB` : '') : `not built: sbx template build ${name}`)));
+  const box = $('#template-catalog');
+  box.replaceChildren();
+  for (const cat of catalog.categories || []) {
+    box.append(el('h2', {}, cat.name[0].toUpperCase() + cat.name.slice(1)),
+      el('div', { class: 'choices' }, ...cat.templates.map((t) => choice(t.name, t.name, t.description, t.built, t.sizeBytes))));
+  }
+  const own = templates.filter((t) => t.projectID && t.version);
+  if (own.length) {
+    box.append(el('h2', {}, "Your project's"), el('div', { class: 'choices' },
+      ...own.map((t) => choice(t.id, t.name, t.versions?.[0]?.source || '', true, t.versions?.[0]?.sizeBytes))));
+  }
+  if (!$('input[name=template]:checked')) $('input[name=template][value=custom]').checked = true;
+  showTemplateFields();
 }
 
 function renderGPUs(provider) {
