@@ -134,7 +134,7 @@ func (s *Server) desktopSocket(w http.ResponseWriter, r *http.Request) {
 	d := net.Dialer{Timeout: 10 * time.Second}
 	vnc, err := d.DialContext(a.Context, "tcp", agentcall.AddrOf(agentcall.Host(a.Sandbox, addr)))
 	if err != nil {
-		s.error(w, r, sbx.Errorf(sbx.EProvider, "the desktop of sandbox %s does not answer on port %d: is it a desktop template's?", a.Sandbox.ProviderSandboxID, apiv1.DesktopPort))
+		s.error(w, r, sbx.Errorf(sbx.EConflict, "sandbox %s serves no desktop: nothing answers on port %d (a desktop template's sandbox does)", a.Sandbox.ProviderSandboxID, apiv1.DesktopPort))
 		return
 	}
 	defer vnc.Close()

@@ -57,9 +57,11 @@ var (
 	actionErrs = []int{400, 401, 404, 409, 502, 503, 504} // 504: the sandbox stayed busy while the caller waited
 	ledgerErrs = []int{400, 401, 404, 409}                // changes only the ledger
 	readErrs   = []int{400, 401, 404}                     // 400: an unknown query parameter
-	planErrs   = []int{403}                               // 403: a plan limit (plan_limit_exceeded)
-	adminErrs  = []int{400, 401, 403, 404}                // 403: not the operator's key
-	roleErrs   = []int{400, 401, 403, 404, 409}           // 403: the key's role may not
+	// templateReadErrs: a provider that keeps no templates answers 501.
+	templateReadErrs = []int{400, 401, 404, 501, 503}
+	planErrs         = []int{403}                     // 403: a plan limit (plan_limit_exceeded)
+	adminErrs        = []int{400, 401, 403, 404}      // 403: not the operator's key
+	roleErrs         = []int{400, 401, 403, 404, 409} // 403: the key's role may not
 )
 
 const createDescription = `Creates a sandbox from a template on the server's default provider.
@@ -170,19 +172,19 @@ var operations = map[string]op{
 		body: apiv1.CreateTemplateRequest{}, bodyRequired: true, status: 202, response: apiv1.TemplateBuild{}, errors: []int{400, 401, 402, 403, 409, 413, 415, 501, 503}},
 	"PUT /api/v1/templates/{template}/tags/{tag}": {id: "tagTemplate", summary: "Point a tag of a template at one of its versions (the server's own: the operator's)",
 		description: "A create of NAME:TAG then starts from that version: booted, since a warm pool's members and a ready snapshot hold the current version. A tag may be moved to any version kept.",
-		body:        apiv1.TagTemplateRequest{}, status: 200, response: apiv1.Template{}, errors: []int{400, 401, 403, 404, 413, 415}},
+		body:        apiv1.TagTemplateRequest{}, status: 200, response: apiv1.Template{}, errors: []int{400, 401, 403, 404, 413, 415, 501, 503}},
 	"DELETE /api/v1/templates/{template}/tags/{tag}": {id: "untagTemplate", summary: "Remove a tag of a template (the server's own: the operator's)",
-		status: 204, errors: []int{400, 401, 403, 404}},
+		status: 204, errors: []int{400, 401, 403, 404, 501, 503}},
 	"GET /api/v1/template-catalog": {id: "templateCatalog", summary: "The server's curated catalog of templates by category, each saying whether it is built (for the create wizard)",
 		status: 200, response: apiv1.TemplateCatalog{}, errors: []int{401, 501, 503}},
 	"GET /api/v1/templates/{template}/builds": {id: "listTemplateBuilds", summary: "A project's template's builds, newest first",
-		status: 200, response: apiv1.TemplateBuildList{}, errors: readErrs},
+		status: 200, response: apiv1.TemplateBuildList{}, errors: templateReadErrs},
 	"GET /api/v1/templates/{template}/builds/{build}": {id: "getTemplateBuild", summary: "One build of a project's template: its state, step, sandbox and outcome",
-		status: 200, response: apiv1.TemplateBuild{}, errors: readErrs},
+		status: 200, response: apiv1.TemplateBuild{}, errors: templateReadErrs},
 	"GET /api/v1/templates/{template}/builds/{build}/logs": {id: "templateBuildLogs", summary: "A build's log after a line; with follow=true, each line as it comes until the build ends",
 		description: "Without follow, a page of the lines after `after` (at most 500). With follow=true, an NDJSON stream of BuildLogLine, flushed as each comes, that ends after the build's last line (which says how it ended) or when the client goes.",
 		query:       []param{{"after", "Only the lines after this one (its seq).", map[string]any{"type": "integer", "minimum": 0}, false}, {"follow", "true: stream each line as it comes until the build ends.", map[string]any{"type": "boolean"}, false}},
-		status:      200, response: apiv1.BuildLogPage{}, errors: readErrs},
+		status:      200, response: apiv1.BuildLogPage{}, errors: templateReadErrs},
 	"GET /api/v1/templates/{template}": {id: "getTemplate", summary: "A template and every version of it kept",
 		status: 200, response: apiv1.Template{}, errors: []int{401, 404, 501, 503}},
 	"DELETE /api/v1/templates/{template}": {id: "deleteTemplate", summary: "Delete a template, every version of it, and its ready snapshot (the server's own: the operator's)",

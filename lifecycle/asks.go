@@ -135,7 +135,7 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 		checkImage(&p, "image", *a.Image)
 	case a.TemplateID == "":
 		p.Add("templateID", "templateID is required, for example \"base\" (or give image)")
-	case strings.ContainsAny(a.TemplateID, "/@"): // an image's reference, public (credentials go in image)
+	case strings.ContainsAny(a.TemplateID, "/@") && !strings.HasPrefix(a.TemplateID, ".") && !strings.Contains(a.TemplateID, ".."): // an image's reference, public (credentials go in image)
 		req.TemplateID, req.Image = "", &sbx.ImageSpec{Ref: a.TemplateID}
 		checkImage(&p, "templateID", *req.Image)
 	default:
