@@ -3,6 +3,7 @@ package e2e
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -52,6 +53,18 @@ func TestTemplateBuildFromImageLocal(t *testing.T) {
 
 	// From a multi-platform index, the build takes this host's image.
 	multi := reg.PushIndex(t, "team/multi", "v1", v1.Config{}, fileLayer(t, "wrong-arch", "not this host's\n"), tinyLayers(t))
+	// A sandbox's log says whether its create pulled its image or found it.
+	image := map[string]any{"image": map[string]any{"uri": multi, "username": testregistry.User, "password": testregistry.Password}, "waitReady": true}
+	for _, want := range []string{"pulled and unpacked in", "this host's copy"} {
+		var direct apiv1.Sandbox
+		s.callKey(member, "POST", "/api/v1/sandboxes", image, http.StatusCreated, &direct)
+		var logs apiv1.LogPage
+		s.callKey(member, "GET", "/api/v1/sandboxes/"+direct.ID+"/logs", nil, http.StatusOK, &logs)
+		if all := fmt.Sprint(logs.Items); !strings.Contains(all, want) {
+			t.Errorf("a sandbox's log does not say %q: %s", want, all)
+		}
+		s.call("DELETE", "/api/v1/sandboxes/"+direct.ID, nil, http.StatusOK, nil)
+	}
 	var mb apiv1.TemplateBuild
 	s.callKey(member, "POST", "/api/v1/templates", map[string]any{"name": "multi", "image": map[string]any{"uri": multi, "username": testregistry.User, "password": testregistry.Password},
 		"steps": []map[string]any{{"run": "echo ok > /built"}}}, http.StatusAccepted, &mb)

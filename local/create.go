@@ -97,6 +97,9 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	if err := p.claim(id); err != nil {
 		return sbx.Instance{}, err
 	}
+	if from.pulled != "" {
+		p.appendNote(id, "%s", from.pulled)
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -256,13 +259,14 @@ type origin struct {
 	saved  *specs.Spec // the snapshot's bundle; nil: a boot
 	image  string      // the snapshot's image
 	diskMB int64       // the snapshot's writable layer's cap, which its restore keeps
+	pulled string      // for an image: whether this create pulled it, for the sandbox's log
 }
 
 // source finds what spec starts from: its snapshot, image or template.
 func (p *Provider) source(ctx context.Context, spec sbx.Spec) (origin, error) {
 	if spec.Snapshot == nil {
-		t, err := p.template(ctx, spec)
-		return origin{tmpl: t}, err
+		t, pulled, err := p.template(ctx, spec)
+		return origin{tmpl: t, pulled: pulled}, err
 	}
 	sm, saved, err := p.readSnapshot(*spec.Snapshot)
 	if err != nil {

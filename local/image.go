@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/oci"
@@ -43,18 +45,19 @@ func (p *Provider) images() template.Store {
 
 // template is the tree a new sandbox starts from: its template's version
 // (the current one unless the spec names another), or its image's, pulled
-// now when this host has not yet.
-func (p *Provider) template(ctx context.Context, spec sbx.Spec) (template.Template, error) {
+// now when this host has not yet; and, for an image, a line for the
+// sandbox's log saying which.
+func (p *Provider) template(ctx context.Context, spec sbx.Spec) (template.Template, string, error) {
 	if spec.Image == nil {
 		t, err := p.cfg.Templates.At(spec.TemplateID, spec.TemplateVersion)
 		if err != nil {
-			return t, sbx.Errorf(sbx.EInvalid, "%s", err.Error())
+			return t, "", sbx.Errorf(sbx.EInvalid, "%s", err.Error())
 		}
-		return t, nil
+		return t, "", nil
 	}
 	img := *spec.Image
 	if !strings.Contains(img.Ref, "@sha256:") {
-		return template.Template{}, sbx.Errorf(sbx.EInvalid, "image %q is not pinned to a sha256 digest", img.Ref)
+		return template.Template{}, "", sbx.Errorf(sbx.EInvalid, "image %q is not pinned to a sha256 digest", img.Ref)
 	}
 	// By the whole reference, not the digest alone: a registry names the
 	// digest it likes, and only the repository that served a tree may
@@ -62,20 +65,21 @@ func (p *Provider) template(ctx context.Context, spec sbx.Spec) (template.Templa
 	sum := sha256.Sum256([]byte(img.Ref))
 	name := hex.EncodeToString(sum[:])
 	if err := p.pulls.Lock(ctx, name); err != nil {
-		return template.Template{}, err
+		return template.Template{}, "", err
 	}
 	defer p.pulls.Unlock(name)
 	store := p.images()
 	t, err := store.Current(name)
 	if !errors.Is(err, template.ErrNotBuilt) {
-		return t, err
+		return t, "image " + img.Ref + ": this host's copy, pulled " + t.Created.Format(time.RFC3339), err
 	}
+	start := time.Now()
 	t, err = store.BuildOCI(ctx, name, img.Ref, template.OCIOptions{
 		Remote:   p.cfg.Registries.Options(ctx, oci.Auth{Username: img.Username, Password: img.Password}),
 		MaxBytes: p.cfg.MaxImageMB << 20,
 	}, io.Discard)
 	if err != nil {
-		return t, &sbx.Error{Code: sbx.EProvider, Message: p.scrub("pulling image " + img.Ref + ": " + err.Error()), Err: err}
+		return t, "", &sbx.Error{Code: sbx.EProvider, Message: p.scrub("pulling image " + img.Ref + ": " + err.Error()), Err: err}
 	}
-	return t, nil
+	return t, fmt.Sprintf("image %s: pulled and unpacked in %s (first use on this host)", img.Ref, time.Since(start).Round(time.Millisecond)), nil
 }
