@@ -16,10 +16,20 @@ import (
 // A tenant builds a template from an image in a registry that wants
 // credentials: a wrong password is refused at once, naming the registry;
 // the right one builds it (the password kept nowhere the API shows), and a
-// sandbox of the template has the image's files and the recipe's.
+// sandbox of the template has the image's files and the recipe's. From a
+// multi-platform index it takes this host's image; from a registry that
+// wants none, no credentials. A create's log says whether it pulled.
 func TestTemplateBuildFromImageLocal(t *testing.T) {
 	reg, ref := tinyImage(t)
-	s := localServer(t, false, "--private-registries", reg.Host)
+	open := testregistry.ServeOpen(t)
+	openRef := open.Push(t, "team/open", "v1", v1.Config{}, tinyLayers(t))
+	s := localServer(t, false, "--private-registries", reg.Host+","+open.Host)
+	var ob apiv1.TemplateBuild
+	s.callKey(s.key, "POST", "/api/v1/templates", map[string]any{"name": "open", "image": map[string]any{"uri": openRef}}, http.StatusAccepted, &ob)
+	if ob = s.waitBuild(s.key, "open", ob.ID); ob.State != "ready" {
+		t.Fatalf("a build from a registry without credentials: %+v", ob)
+	}
+	s.call("DELETE", "/api/v1/templates/open", nil, http.StatusNoContent, nil)
 	member, _ := s.memberKey("ada@example.com", "member")
 	body := func(password string) map[string]any {
 		return map[string]any{"name": "tiny", "image": map[string]any{"uri": ref, "username": testregistry.User, "password": password},

@@ -41,11 +41,17 @@ type Registry struct {
 
 // Serve starts a registry that ends with t and answers only requests with
 // User and Password.
-func Serve(t testing.TB) *Registry {
+func Serve(t testing.TB) *Registry { return serve(t, true) }
+
+// ServeOpen starts a registry that ends with t and answers anyone; Push
+// and PushIndex to it send the credentials all the same.
+func ServeOpen(t testing.TB) *Registry { return serve(t, false) }
+
+func serve(t testing.TB, auth bool) *Registry {
 	t.Helper()
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, p, ok := r.BasicAuth(); !ok || u != User || p != Password {
+		if u, p, ok := r.BasicAuth(); auth && (!ok || u != User || p != Password) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="testregistry"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
