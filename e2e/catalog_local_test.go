@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"image/png"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
@@ -94,12 +96,22 @@ func checkDesktop(t *testing.T, s *server, sb apiv1.Sandbox) {
 	s.fail("GET", "/api/v1/sandboxes/"+sb.ID+"/desktop?view_only=maybe", nil, http.StatusBadRequest, "view_only")
 	s.failKey("", "GET", "/api/v1/sandboxes/"+sb.ID+"/desktop?sbx_token=wrong", nil, http.StatusUnauthorized, "does not open port 5900")
 
+	// serve's WebSocket bridge answers with the VNC server's banner.
+	wsURL := strings.Replace(s.url, "http", "ws", 1) + "/api/v1/sandboxes/" + sb.ID + "/desktop/websockify?sbx_token=" + sb.TrafficToken
+	ws, _, err := websocket.Dial(context.Background(), wsURL, &websocket.DialOptions{HTTPClient: s.http, Subprotocols: []string{"binary"}})
+	if err != nil {
+		t.Fatalf("the desktop's WebSocket: %v", err)
+	}
+	if _, banner, err := ws.Read(context.Background()); err != nil || !strings.HasPrefix(string(banner), "RFB 003.") {
+		t.Errorf("the desktop's WebSocket first said %q, %v", banner, err)
+	}
+	ws.CloseNow()
 	if _, err := os.Stat("/usr/share/novnc/core/rfb.js"); err != nil {
 		testenv.Missing(t, "novnc (apt-get install novnc), the desktop viewer's files")
 	}
 	ctx := browser(t)
 	var painted bool
-	err := chromedp.Run(ctx,
+	err = chromedp.Run(ctx,
 		chromedp.Navigate(s.url+"/api/v1/sandboxes/"+sb.ID+"/desktop?sbx_token="+sb.TrafficToken),
 		chromedp.WaitVisible(`body[data-connected="true"]`, chromedp.ByQuery),
 		chromedp.Poll(`(() => {
