@@ -64,6 +64,7 @@ type Agent struct {
 	next    atomic.Pointer[[sha256.Size]byte] // a token also taken, which its first use makes the only one (POST /token's next)
 	procs   *table
 	reaper  *reaper
+	code    contexts // code contexts (code.go)
 
 	mu      sync.Mutex
 	closed  bool
@@ -140,6 +141,13 @@ func (a *Agent) Handler() http.Handler {
 	route("POST /files/mkdir", a.makeDir, "user")
 	route("POST /files/move", a.moveFile)
 	route("GET /files/watch", a.watchFiles, "path", "recursive")
+
+	route("POST /code/contexts", a.postCodeContext)
+	route("GET /code/contexts", a.listCodeContexts)
+	route("DELETE /code/contexts/{ctx}", a.deleteCodeContext)
+	route("POST /code/contexts/{ctx}/restart", a.restartCodeContext)
+	route("POST /code/contexts/{ctx}/interrupt", a.interruptCodeContext)
+	route("POST /code/execute", a.executeCode)
 	return a.authenticate(routed(mux))
 }
 
@@ -154,6 +162,7 @@ func (a *Agent) Close() error {
 	for w := range watches {
 		w.Close()
 	}
+	a.closeCode()
 	cmds := a.procs.close()
 	for _, c := range cmds {
 		c.out.abandon()

@@ -16,6 +16,7 @@ type Sandbox struct {
 	Commands *Commands // processes: run, start, follow, signal
 	Files    *Files    // the filesystem: read, write, list, watch
 	Pty      *Pty      // interactive terminals
+	Code     *Code     // stateful code contexts (Jupyter kernels): run code, get results
 
 	c    *Client
 	mu   sync.Mutex
@@ -23,7 +24,7 @@ type Sandbox struct {
 }
 
 func (c *Client) handle(data *apiv1.Sandbox) *Sandbox {
-	return &Sandbox{c: c, data: *data, Commands: c.Commands(data.ID), Files: c.Files(data.ID), Pty: c.Pty(data.ID)}
+	return &Sandbox{c: c, data: *data, Commands: c.Commands(data.ID), Files: c.Files(data.ID), Pty: c.Pty(data.ID), Code: c.Code(data.ID)}
 }
 
 // ID is the sandbox's sbx UUID.

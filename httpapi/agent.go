@@ -16,7 +16,7 @@ import (
 )
 
 // agentRoutes are the agent's routes (apiv1/agent.go) as serve proxies them
-// under /api/v1/sandboxes/{id}: commands, PTYs and files.
+// under /api/v1/sandboxes/{id}: commands, PTYs, files and code.
 var agentRoutes = []struct{ method, pattern string }{
 	{"POST", "/commands"},
 	{"GET", "/commands"},
@@ -38,6 +38,12 @@ var agentRoutes = []struct{ method, pattern string }{
 	{"POST", "/files/mkdir"},
 	{"POST", "/files/move"},
 	{"GET", "/files/watch"},
+	{"POST", "/code/contexts"},
+	{"GET", "/code/contexts"},
+	{"DELETE", "/code/contexts/{ctx}"},
+	{"POST", "/code/contexts/{ctx}/restart"},
+	{"POST", "/code/contexts/{ctx}/interrupt"},
+	{"POST", "/code/execute"},
 }
 
 // agentProxy passes a request for a sandbox's agent on, with the sandbox's

@@ -133,7 +133,7 @@ func newFuzzer(t *testing.T, st *agenttest.Stack) *fuzzer {
 	for k, v := range map[string]string{
 		"org": "default", "workspace": "default", "runtime_id": rts.Items[0].ID, "session_id": se.ID, "key": key.Key.ID,
 		"member": "ada@example.com", "secret": secret.ID, "user": "ada@example.com", "ref": "sleeper", "name": "git-toolkit",
-		"version": "1.0.0", "binding_id": "00000000-0000-0000-0000-000000000000", "link_id": "NOLINK", "snapshot_id": "00000000-0000-0000-0000-000000000000", "volume": "novolume", "template": "base", "build": "00000000-0000-0000-0000-000000000000", "tag": "latest", "ssh_key": sshKey.ID,
+		"version": "1.0.0", "binding_id": "00000000-0000-0000-0000-000000000000", "link_id": "NOLINK", "snapshot_id": "00000000-0000-0000-0000-000000000000", "volume": "novolume", "template": "base", "build": "00000000-0000-0000-0000-000000000000", "tag": "latest", "ctx": "nocontext", "ssh_key": sshKey.ID,
 	} {
 		f.valid[k] = v
 	}

@@ -466,6 +466,20 @@ var agentOperations = map[string]op{
 		description: "Each line is a FileEvent." + streamsNote,
 		query:       []param{pathQuery, {"recursive", "Watch subdirectories too.", map[string]any{"type": "boolean"}, false}},
 		status:      200, response: apiv1.FileEvent{}, responseType: apiv1.NDJSON, errors: agentErrs},
+
+	"POST /code/contexts": {id: "createCodeContext", summary: "Make a code context: a stateful interpreter (a Jupyter kernel) whose variables, imports and directory persist between executions",
+		description: "The kernel (Debian's python3-ipykernel, in the code-interpreter template) starts with the context's first execution, so a sandbox that runs no code pays nothing for it; it lives until the context is deleted or the sandbox ends, across pause and hibernate like any process.",
+		body:        apiv1.CreateCodeContextRequest{}, status: 201, response: apiv1.CodeContext{}, errors: agentErrs},
+	"GET /code/contexts":          {id: "listCodeContexts", summary: "The sandbox's code contexts", status: 200, response: apiv1.CodeContextList{}, errors: agentErrs},
+	"DELETE /code/contexts/{ctx}": {id: "deleteCodeContext", summary: "Delete a code context: its kernel ends", status: 204, errors: agentErrs},
+	"POST /code/contexts/{ctx}/restart": {id: "restartCodeContext", summary: "Restart a code context: a new kernel, its state gone (also what revives a dead one)",
+		status: 200, response: apiv1.CodeContext{}, errors: agentErrs},
+	"POST /code/contexts/{ctx}/interrupt": {id: "interruptCodeContext", summary: "Interrupt what a code context runs (KeyboardInterrupt); the context lives on",
+		status: 204, errors: agentErrs},
+	"POST /code/execute": {id: "executeCode", summary: "Run code in a code context and stream what it gives: output, results as MIME bundles, an error, and the end",
+		description: "Without contextId, the code runs in its language's default context, made on first use. Each line is a CodeEvent, as the kernel publishes it: stdout and stderr text; results (the last expression's value, isMainResult, and whatever is displayed: a matplotlib figure comes as image/png without plt.show()); an error with its name, value and traceback; " +
+			"then the end with its status, the context's execution count and the duration. A timeout interrupts the kernel (status timeout) and the context lives on. A kernel that dies ends the stream with an error and leaves the context dead until restarted." + streamsNote,
+		body: apiv1.ExecuteCodeRequest{}, bodyRequired: true, status: 200, response: apiv1.CodeEvent{}, responseType: apiv1.NDJSON, errors: agentErrs},
 }
 
 func init() {
@@ -486,6 +500,7 @@ var pathParams = map[string]string{
 	"user":                "The user's ID or email.",
 	"provider_sandbox_id": "The sandbox's provider sandbox ID (its sbx UUID also works).",
 	"ref":                 "A command's PID or tag.",
+	"ctx":                 "The code context's ID.",
 	"runtime_id":          "The runtime's ID.",
 	"binding_id":          "The capability binding's ID.",
 	"name":                "The capability's name.",
@@ -619,6 +634,8 @@ func (g *gen) schema(t reflect.Type) map[string]any {
 		return map[string]any{"type": "string", "format": "binary"}
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
 		return map[string]any{"type": "string", "format": "byte"}
+	case t.Kind() == reflect.Interface: // any JSON value
+		return map[string]any{}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
