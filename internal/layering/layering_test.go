@@ -272,7 +272,7 @@ func TestBinaryLinksNoTestSupport(t *testing.T) {
 // this module, the agent and what it stands on alone: each package the
 // control plane adds would be mapped and initialised in every idle sandbox.
 func TestAgentBuildLinksTheAgentAlone(t *testing.T) {
-	allowed := []string{"sbx", "apiv1", "agent", "cmd/sbx-agent", "internal/echoserver", "internal/strictjson"}
+	allowed := []string{"sbx", "apiv1", "agent", "agent/kernel", "cmd/sbx-agent", "internal/echoserver", "internal/strictjson"}
 	module, pkgs := list(t, "-deps", "./cmd/sbx-agent")
 	for _, p := range pkgs {
 		if n := name(module, p.ImportPath); n != "" && !matchAny(allowed, n) {
