@@ -87,7 +87,7 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newTemplate(g))
 	root.AddCommand(newBench(g))
 	root.AddCommand(newAgent(g))
-	root.AddCommand(newExec(g), newShell(g), newFiles(g))
+	root.AddCommand(newExec(g), newShell(g), newFiles(g), newRunCode(g))
 	root.AddCommand(newOrg(g), newWorkspace(g), newProject(g), newMember(g), newKey(g))
 	root.AddCommand(newRuntime(g))
 	root.AddCommand(newSecret(g), newSSHKey(g))

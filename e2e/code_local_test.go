@@ -6,6 +6,9 @@ import (
 	"encoding/base64"
 	"image/png"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +130,24 @@ func TestCodeContextsLocal(t *testing.T) {
 	}
 	if err := sb.Code.Interrupt(ctx, l0(t, sb, ctx)); err != nil {
 		t.Errorf("interrupting an idle context: %v", err)
+	}
+
+	// The CLI: text results printed, images saved, an error's traceback and exit 1.
+	dir := t.TempDir()
+	cmd := exec.Command(sbxBin, "run-code", sb.Data().SandboxID, "--out", dir)
+	cmd.Env = append(os.Environ(), "SBX_URL="+s.url, "SBX_DATA_DIR="+s.dataDir, "SBX_API_KEY=")
+	cmd.Stdin = strings.NewReader("print('from the CLI')\nplt.figure(figsize=(2, 2), dpi=50)\nplt.plot([1, 2])\nx")
+	got, err := cmd.Output()
+	if err != nil || !strings.Contains(string(got), "from the CLI\n") || !strings.Contains(string(got), "43") {
+		t.Errorf("sbx run-code: %v\n%s", err, got)
+	}
+	if pngs, _ := filepath.Glob(filepath.Join(dir, "*.png")); len(pngs) != 1 {
+		t.Errorf("sbx run-code --out saved %v", pngs)
+	}
+	boom := filepath.Join(dir, "boom.py")
+	os.WriteFile(boom, []byte("raise ValueError('boom')\n"), 0o644)
+	if _, errOut, code := s.cli("run-code", sb.Data().SandboxID, boom); code != 1 || !strings.Contains(errOut, "ValueError") || !strings.Contains(errOut, "boom") {
+		t.Errorf("sbx run-code of a raise: exit %d, %q", code, errOut)
 	}
 }
 

@@ -4,7 +4,7 @@
 # CI=true, tests that would skip for a missing prerequisite fail instead.
 source "$(dirname "$0")/lib.sh"
 ensure_go
-apt_install debootstrap nftables iproute2 e2fsprogs mount runc postgresql openssh-client curl chromium novnc
+apt_install debootstrap nftables iproute2 e2fsprogs mount runc postgresql openssh-client curl chromium novnc python3-ipykernel python3-matplotlib
 start_postgres
 cd "$ROOT"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
