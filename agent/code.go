@@ -34,10 +34,18 @@ type codeContext struct {
 	info apiv1.CodeContext
 	env  map[string]string
 
-	mu     sync.Mutex // held while its kernel starts or runs
-	kernel *kernel.Kernel
-	count  int // executions so far
+	mu     sync.Mutex  // held while its interpreter starts or runs
+	kernel interpreter // nil until its first execution
+	count  int         // executions so far
 	dead   string
+}
+
+// interpreter is what runs a context's code: a Jupyter kernel (python), or
+// a bash shell (bash.go).
+type interpreter interface {
+	Execute(ctx context.Context, code string, emit func(kernel.Output) error) (kernel.Reply, error)
+	Interrupt() error
+	Close() error
 }
 
 // contexts are the agent's code contexts, by ID.
@@ -65,8 +73,8 @@ func (a *Agent) newCodeContext(req apiv1.CreateCodeContextRequest, def bool) (*c
 	if req.Language == "" {
 		req.Language = "python"
 	}
-	if req.Language != "python" {
-		return nil, invalidField("language", "language %s is not one of this sandbox's: python", quote(req.Language))
+	if req.Language != "python" && req.Language != "bash" {
+		return nil, invalidField("language", "language %s is not one of this sandbox's: python or bash", quote(req.Language))
 	}
 	cwd, err := a.workingDir(req.Cwd)
 	if err != nil {
@@ -240,7 +248,7 @@ func (a *Agent) executeCode(w http.ResponseWriter, r *http.Request) error {
 		return conflict("code context %s is dead (%s): restart it", c.info.ID, c.dead)
 	}
 	if c.kernel == nil {
-		if err := a.startKernel(r.Context(), c); err != nil {
+		if err := a.startInterpreter(r.Context(), c); err != nil {
 			return err
 		}
 	}
@@ -284,9 +292,17 @@ func (a *Agent) executeCode(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// startKernel starts c's kernel as its user, in its directory, with its
-// environment (its mu held).
-func (a *Agent) startKernel(ctx context.Context, c *codeContext) error {
+// startInterpreter starts c's interpreter as its user, in its directory,
+// with its environment (its mu held).
+func (a *Agent) startInterpreter(ctx context.Context, c *codeContext) error {
+	if c.info.Language == "bash" {
+		b, err := a.startBash(c)
+		if err != nil {
+			return apiError(http.StatusServiceUnavailable, "the bash of context %s did not start: %v", c.info.ID, err)
+		}
+		c.kernel = b
+		return nil
+	}
 	acct, err := a.lookupAccount(c.info.User)
 	if err != nil {
 		return err

@@ -132,6 +132,24 @@ func TestCodeContextsLocal(t *testing.T) {
 		t.Errorf("interrupting an idle context: %v", err)
 	}
 
+	// A bash context keeps cd and variables; a failing command is an error
+	// with its status; a timeout interrupts what it runs, and it goes on.
+	if ex := run("cd /tmp && GREETING=hi", &client.CodeOptions{Language: "bash"}); ex.End.Status != "ok" {
+		t.Errorf("bash: %+v", ex)
+	}
+	if ex := run("echo \"$GREETING from $(pwd)\"; echo oops >&2", &client.CodeOptions{Language: "bash"}); ex.Stdout != "hi from /tmp\n" || ex.Stderr != "oops\n" {
+		t.Errorf("bash's state: %+v", ex)
+	}
+	if ex := run("false", &client.CodeOptions{Language: "bash"}); ex.End.Status != "error" || ex.Error == nil || ex.Error.Value != "exit status 1" {
+		t.Errorf("bash false: %+v", ex)
+	}
+	if ex := run("sleep 100", &client.CodeOptions{Language: "bash", Timeout: time.Second}); ex.End.Status != "timeout" {
+		t.Errorf("bash sleep with a timeout: %+v", ex)
+	}
+	if ex := run("echo $GREETING", &client.CodeOptions{Language: "bash"}); ex.Stdout != "hi\n" {
+		t.Errorf("bash after a timeout: %+v", ex)
+	}
+
 	// The CLI: text results printed, images saved, an error's traceback and exit 1.
 	dir := t.TempDir()
 	cmd := exec.Command(sbxBin, "run-code", sb.Data().SandboxID, "--out", dir)
