@@ -27,7 +27,9 @@ import (
 const maxCode = 1 << 20
 
 // pythonKernel is the argv of a python context's kernel.
-var pythonKernel = []string{"python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"}
+// IPython's history database is off: it writes to disk at every execution,
+// and a context's state is its kernel's.
+var pythonKernel = []string{"python3", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False"}
 
 // codeContext is one context.
 type codeContext struct {
@@ -258,20 +260,34 @@ func (a *Agent) executeCode(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.Timeout)*time.Second)
 	}
 	defer cancel()
+	// Events go out within flushDelay of each other, gathered: in gVisor a
+	// write to the network costs more than a short execution's events; the
+	// headers go with the first, and the end event with the handler's return.
 	streamHeaders(w, http.StatusOK)
-	flush(w)
+	var mu sync.Mutex
+	flushing := time.AfterFunc(time.Hour, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		flush(w)
+	})
+	flushing.Stop()
 	start := time.Now()
 	gone := false
 	reply, err := c.kernel.Execute(ctx, req.Code, func(o kernel.Output) error {
+		mu.Lock()
+		defer mu.Unlock()
 		if gone {
 			return nil
 		}
 		if writeLine(w, apiv1.CodeEvent{Type: o.Type, Text: o.Text, Data: o.Data, IsMainResult: o.Main, Name: o.Name, Value: o.Value, Traceback: o.Traceback}) != nil {
 			gone = true
 		}
-		flush(w)
+		flushing.Reset(flushDelay)
 		return nil
 	})
+	flushing.Stop()
+	mu.Lock()
+	defer mu.Unlock()
 	end := apiv1.CodeEvent{Type: "end", ContextID: c.info.ID, Status: reply.Status, ExecutionCount: reply.ExecutionCount, DurationMs: time.Since(start).Milliseconds()}
 	var exited *kernel.ExitedError
 	switch {

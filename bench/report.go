@@ -61,6 +61,7 @@ type Report struct {
 	Exec      *ExecResult       `json:"exec,omitempty"`
 	Preview   *PreviewResult    `json:"preview,omitempty"`
 	State     *StateResult      `json:"state,omitempty"`
+	Code      *CodeResult       `json:"code,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
 
 	Rows []Row `json:"rows"` // the table: what was measured against its baseline and target
@@ -167,6 +168,9 @@ func (r *Report) rows() []Row {
 	}
 	if s := r.State; s != nil {
 		rows = append(rows, s.rows()...)
+	}
+	if c := r.Code; c != nil {
+		rows = append(rows, c.rows()...)
 	}
 	if p := r.Preview; p != nil {
 		rows = append(rows, p.rows()...)
