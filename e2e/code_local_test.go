@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,14 @@ func TestCodeContextsLocal(t *testing.T) {
 	if ex := run("x", nil); ex.Text() != "43" {
 		t.Errorf("x after two pauses: %+v", ex)
 	}
+	// A kernel that dies leaves its context dead, saying so, until restarted.
+	if ex := run("import os\nos._exit(3)", &client.CodeOptions{ContextID: other.ID}); ex.Error == nil || ex.Error.Name != "KernelDied" {
+		t.Errorf("a kernel that dies: %+v", ex)
+	}
+	if l, _ := sb.Code.Contexts(ctx); !slices.ContainsFunc(l.Items, func(c apiv1.CodeContext) bool { return c.ID == other.ID && c.State == "dead" && c.Error != "" }) {
+		t.Errorf("the dead context: %+v", l)
+	}
+	s.fail("POST", "/api/v1/sandboxes/"+sb.ID()+"/code/execute", map[string]any{"code": "1", "contextId": other.ID}, http.StatusConflict, "restart it")
 	// A restart forgets; a deleted context is gone.
 	if _, err := sb.Code.RestartContext(ctx, other.ID); err != nil {
 		t.Fatal(err)
