@@ -75,8 +75,8 @@ func (a *Agent) newCodeContext(req apiv1.CreateCodeContextRequest, def bool) (*c
 	if req.Language == "" {
 		req.Language = "python"
 	}
-	if req.Language != "python" && req.Language != "bash" {
-		return nil, invalidField("language", "language %s is not one of this sandbox's: python or bash", quote(req.Language))
+	if req.Language != "python" && req.Language != "bash" && req.Language != "javascript" {
+		return nil, invalidField("language", "language %s is not one of python, bash and javascript", quote(req.Language))
 	}
 	cwd, err := a.workingDir(req.Cwd)
 	if err != nil {
@@ -311,12 +311,20 @@ func (a *Agent) executeCode(w http.ResponseWriter, r *http.Request) error {
 // startInterpreter starts c's interpreter as its user, in its directory,
 // with its environment (its mu held).
 func (a *Agent) startInterpreter(ctx context.Context, c *codeContext) error {
-	if c.info.Language == "bash" {
+	switch c.info.Language {
+	case "bash":
 		b, err := a.startBash(c)
 		if err != nil {
 			return apiError(http.StatusServiceUnavailable, "the bash of context %s did not start: %v", c.info.ID, err)
 		}
 		c.kernel = b
+		return nil
+	case "javascript":
+		n, err := a.startNode(c)
+		if err != nil {
+			return apiError(http.StatusServiceUnavailable, "the node of context %s did not start: %v", c.info.ID, err)
+		}
+		c.kernel = n
 		return nil
 	}
 	acct, err := a.lookupAccount(c.info.User)

@@ -2,7 +2,7 @@ package apiv1
 
 // CreateCodeContextRequest is the body of POST …/code/contexts.
 type CreateCodeContextRequest struct {
-	Language string            `json:"language,omitempty" enum:"python,bash" doc:"python (a Jupyter kernel: ipykernel) or bash; default python."`
+	Language string            `json:"language,omitempty" enum:"python,bash,javascript" doc:"python (a Jupyter kernel: ipykernel), bash, or javascript (node, in a template that has it: one vm context, whose var declarations and globals persist); default python."`
 	Cwd      string            `json:"cwd,omitempty" doc:"Its working directory; default /workspace."`
 	Env      map[string]string `json:"env,omitempty" doc:"Added to its environment."`
 	User     string            `json:"user,omitempty" doc:"The user it runs as; default the sandbox's default user."`
@@ -29,7 +29,7 @@ type CodeContextList struct {
 type ExecuteCodeRequest struct {
 	Code      string `json:"code" doc:"At most 1 MiB."`
 	ContextID string `json:"contextId,omitempty" doc:"The context to run in; default the language's default context, made on first use."`
-	Language  string `json:"language,omitempty" enum:"python,bash" doc:"Without contextId: the default context of this language (default python)."`
+	Language  string `json:"language,omitempty" enum:"python,bash,javascript" doc:"Without contextId: the default context of this language (default python)."`
 	Timeout   int64  `json:"timeout,omitempty" minimum:"0" doc:"Seconds after which the execution is interrupted (the context lives on); 0: none."`
 }
 

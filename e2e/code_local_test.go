@@ -186,3 +186,47 @@ func l0(t *testing.T, sb *client.Sandbox, ctx context.Context) string {
 	}
 	return l.Items[0].ID
 }
+
+// A javascript context, in a sandbox of the node template: declarations
+// with var and globals persist, console output streams, the last
+// expression's value is a result (a promise awaited), an error has its
+// name and stack; a template without node says so.
+func TestJavaScriptContextLocal(t *testing.T) {
+	if _, err := testtemplates.Catalog("node"); err != nil {
+		t.Fatal(err)
+	}
+	s := localServer(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
+	defer cancel()
+	c := client.New(client.Options{URL: s.url, APIKey: s.key, HTTPClient: s.http})
+	sb, err := c.Create(ctx, "node", &client.CreateOptions{WaitReady: true, Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := &client.CodeOptions{Language: "javascript"}
+	run := func(code string) *client.Execution {
+		t.Helper()
+		ex, err := sb.Code.Run(ctx, code, js)
+		if err != nil {
+			t.Fatalf("%s: %v", code, err)
+		}
+		return ex
+	}
+	if ex := run("var x = 41; console.log('hi')"); ex.Stdout != "hi\n" || ex.End.Status != "ok" {
+		t.Errorf("var x: %+v", ex)
+	}
+	if ex := run("x + 1"); ex.Text() != "42" || ex.End.ExecutionCount != 2 {
+		t.Errorf("x + 1: %+v", ex)
+	}
+	if ex := run("Promise.resolve({a: [1, 2]})"); ex.Text() != "{ a: [ 1, 2 ] }" {
+		t.Errorf("a promise: %+v", ex)
+	}
+	if ex := run("null.x"); ex.Error == nil || ex.Error.Name != "TypeError" || len(ex.Error.Traceback) == 0 || ex.End.Status != "error" {
+		t.Errorf("an error: %+v", ex)
+	}
+	base, err := c.Create(ctx, "base", &client.CreateOptions{WaitReady: true, Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.fail("POST", "/api/v1/sandboxes/"+base.ID()+"/code/execute", map[string]any{"code": "1", "language": "javascript"}, http.StatusServiceUnavailable, "no node")
+}
