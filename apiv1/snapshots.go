@@ -132,4 +132,5 @@ type PrepareTemplateRequest struct {
 	CPU      *float64 `json:"cpu,omitempty" minimum:"0.001" doc:"The size of the sandboxes that restore it (default the server's); a create asking another boots."`
 	MemoryMB *int64   `json:"memoryMB,omitempty" minimum:"64"`
 	DiskMB   *int64   `json:"diskMB,omitempty" minimum:"1"`
+	WarmCode []string `json:"warmCode,omitempty" doc:"Languages (python, bash, javascript) whose default code context starts before the capture: its kernel is warm in every sandbox that restores it."`
 }

@@ -66,6 +66,7 @@ func newTemplateReady(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&req.Port, "port", 0, "ready when something listens on this port")
 	f.StringVar(&req.Command, "command", "", "ready when this command exits 0")
+	f.StringSliceVar(&req.WarmCode, "warm-code", nil, "start the default code context of these languages (python, bash, javascript) before the capture: warm in every sandbox that restores it")
 	f.Int64Var(&memory, "memory-mb", 0, "the memory of the sandboxes that restore it (default: the server's)")
 	f.BoolVar(&wait, "wait", true, "wait until it is ready or failed")
 	f.BoolVar(&drop, "rm", false, "delete the template's ready snapshot: its creates boot again")

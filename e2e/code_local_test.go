@@ -230,3 +230,29 @@ func TestJavaScriptContextLocal(t *testing.T) {
 	}
 	s.fail("POST", "/api/v1/sandboxes/"+base.ID()+"/code/execute", map[string]any{"code": "1", "language": "javascript"}, http.StatusServiceUnavailable, "no node")
 }
+
+// A ready template with a warm kernel: a sandbox restored from it has its
+// default python context running before its first run.
+func TestWarmCodeReadyTemplateLocal(t *testing.T) {
+	if _, err := testtemplates.Catalog("code-interpreter"); err != nil {
+		t.Fatal(err)
+	}
+	s := localServer(t, false)
+	if out := s.ok("template", "ready", "code-interpreter", "--command", "true", "--warm-code", "python"); !strings.Contains(out, "ready, snapshot ") {
+		t.Fatalf("sbx template ready --warm-code: %q", out)
+	}
+	sb := s.create(map[string]any{"templateID": "code-interpreter", "waitReady": true})
+	if !strings.Contains(sb.Timeline[0].Detail, "restored from its ready snapshot") {
+		t.Fatalf("a create of the ready template: %+v", sb.Timeline)
+	}
+	var l apiv1.CodeContextList
+	s.call("GET", "/api/v1/sandboxes/"+sb.ID+"/code/contexts", nil, http.StatusOK, &l)
+	if len(l.Items) != 1 || l.Items[0].Language != "python" || l.Items[0].State != "idle" || !l.Items[0].Default {
+		t.Errorf("contexts of a sandbox restored with a warm kernel: %+v", l)
+	}
+	c := client.New(client.Options{URL: s.url, APIKey: s.key, HTTPClient: s.http})
+	if ex, err := c.Code(sb.ID).Run(context.Background(), "1 + 1", nil); err != nil || ex.Text() != "2" {
+		t.Errorf("1 + 1 in the warm kernel: %+v %v", ex, err)
+	}
+	s.fail("PUT", "/api/v1/admin/templates/code-interpreter/ready", map[string]any{"command": "true", "warmCode": []string{"cobol"}}, http.StatusBadRequest, "cobol")
+}

@@ -70,7 +70,7 @@ func (s *Server) prepareTemplate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := s.mgr.PrepareTemplate(r.Context(), caller(r), r.PathValue("template"),
-		lifecycle.ReadyRequest{Command: body.Command, Port: body.Port, Resources: res, Timeout: timeout})
+		lifecycle.ReadyRequest{Command: body.Command, Port: body.Port, Resources: res, Timeout: timeout, WarmCode: body.WarmCode})
 	if err != nil {
 		s.error(w, r, err)
 		return

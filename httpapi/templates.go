@@ -92,7 +92,7 @@ func (s *Server) recipe(body apiv1.CreateTemplateRequest) (lifecycle.Recipe, err
 		if err != nil {
 			return r, err
 		}
-		r.Ready = lifecycle.ReadyRequest{Command: rd.Command, Port: rd.Port, Timeout: wait}
+		r.Ready = lifecycle.ReadyRequest{Command: rd.Command, Port: rd.Port, Timeout: wait, WarmCode: rd.WarmCode}
 	}
 	for i, st := range body.Steps {
 		step := lifecycle.Step{Packages: st.Packages, Run: st.Run}

@@ -161,6 +161,7 @@ func (r *Recipe) check(p *sbx.Problems) {
 		if r.Ready.Timeout < 0 || r.Ready.Timeout > 30*time.Minute {
 			p.Add("ready.timeout", "timeout must be between 1 and 1800 seconds")
 		}
+		checkWarmCode(p, "ready.warmCode", r.Ready.WarmCode)
 	}
 	if r.Timeout < 0 || r.Timeout > MaxBuildLimit {
 		p.Add("timeout", "a build takes at most %s", MaxBuildLimit)

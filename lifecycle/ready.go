@@ -3,10 +3,12 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/internal/agentcall"
 )
@@ -19,6 +21,9 @@ type ReadyRequest struct {
 	Port      int
 	Resources sbx.Resources // the sandboxes that restore it have this size; others boot
 	Timeout   time.Duration // 0: DefaultReadyWait
+	// WarmCode are languages whose default code context starts before the
+	// capture, so that its kernel is warm in the sandboxes that restore it.
+	WarmCode []string
 }
 
 // ReadyState is where a template's ready snapshot stands: preparing (in
@@ -113,6 +118,7 @@ func checkReady(template string, r ReadyRequest) error {
 	if r.Timeout <= 0 || r.Timeout > 30*time.Minute {
 		p.Add("timeout", "timeout must be between 1 and 1800 seconds")
 	}
+	checkWarmCode(&p, "warmCode", r.WarmCode)
 	return p.Err()
 }
 
@@ -127,6 +133,9 @@ func (m *Manager) prepare(ctx context.Context, c sbx.Caller, template string, r 
 		return sbx.Snapshot{}, err
 	}
 	if err := m.awaitReady(ctx, sb, r); err != nil {
+		return sbx.Snapshot{}, err
+	}
+	if err := m.warmCode(ctx, sb, r.WarmCode); err != nil {
 		return sbx.Snapshot{}, err
 	}
 	sn, err := m.snapshot(ctx, sb.ID, SnapshotRequest{Name: template, Memory: true}, sbx.PurposeTemplate, "the ready snapshot of template "+template)
@@ -225,4 +234,33 @@ func (m *Manager) readySnapshot(ctx context.Context, req CreateRequest, defaults
 		}
 	}
 	return nil, nil
+}
+
+// codeLanguages are the languages of code contexts.
+var codeLanguages = []string{"python", "bash", "javascript"}
+
+func checkWarmCode(p *sbx.Problems, field string, langs []string) {
+	for _, l := range langs {
+		if !slices.Contains(codeLanguages, l) {
+			p.Add(field, "%s is not a language of code contexts: python, bash or javascript", l)
+		}
+	}
+}
+
+// warmCode starts the default code context of each language in sb: an
+// empty run starts its kernel.
+func (m *Manager) warmCode(ctx context.Context, sb sbx.Sandbox, langs []string) error {
+	if len(langs) == 0 {
+		return nil
+	}
+	addr, err := m.agentAddr(ctx, sb)
+	if err != nil {
+		return err
+	}
+	for _, l := range langs {
+		if _, err := agentcall.For(sb, addr).RunCode(ctx, apiv1.ExecuteCodeRequest{Language: l}); err != nil {
+			return sbx.Errorf(sbx.EInvalid, "template %s cannot warm a %s code context: %s", sb.TemplateID, l, err)
+		}
+	}
+	return nil
 }

@@ -288,3 +288,37 @@ func (a Agent) Start(ctx context.Context, req apiv1.StartCommandRequest) (apiv1.
 	err := a.call(ctx, http.MethodPost, "/commands", req, &info)
 	return info, err
 }
+
+// RunCode runs code in a code context and answers its end event; an error
+// event is the error.
+func (a Agent) RunCode(ctx context.Context, req apiv1.ExecuteCodeRequest) (apiv1.CodeEvent, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return apiv1.CodeEvent{}, err
+	}
+	resp, err := a.request(ctx, http.MethodPost, "/code/execute", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return apiv1.CodeEvent{}, err
+	}
+	defer resp.Body.Close()
+	var end, failed *apiv1.CodeEvent
+	err = ndjson.Read(resp.Body, func(ev apiv1.CodeEvent) error {
+		switch ev.Type {
+		case "error":
+			failed = &ev
+		case "end":
+			end = &ev
+			return io.EOF
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return apiv1.CodeEvent{}, fmt.Errorf("the agent's code stream: %w", err)
+	case failed != nil:
+		return apiv1.CodeEvent{}, fmt.Errorf("%s: %s", failed.Name, failed.Value)
+	case end == nil:
+		return apiv1.CodeEvent{}, errors.New("the agent's code stream ended before the code did")
+	}
+	return *end, nil
+}
