@@ -129,8 +129,8 @@ type TagTemplateRequest struct {
 // RecipeReady is a recipe's readiness check: a command that exits 0, or a
 // port something listens on.
 type RecipeReady struct {
-	Command string `json:"command,omitempty"`
-	Port    int    `json:"port,omitempty" minimum:"1" maximum:"65535"`
+	Command  string   `json:"command,omitempty"`
+	Port     int      `json:"port,omitempty" minimum:"1" maximum:"65535"`
 	Timeout  int64    `json:"timeout,omitempty" minimum:"0" maximum:"1800" doc:"Seconds to wait for it; default 120."`
 	WarmCode []string `json:"warmCode,omitempty" doc:"Languages (python, bash, javascript) whose default code context starts before the ready snapshot is taken: warm in the sandboxes that restore it."`
 }
