@@ -265,10 +265,13 @@ func (a *Agent) executeCode(w http.ResponseWriter, r *http.Request) error {
 	// headers go with the first, and the end event with the handler's return.
 	streamHeaders(w, http.StatusOK)
 	var mu sync.Mutex
+	finished := false // once set, w is the handler's no more: a late flush would flush another response's buffer
 	flushing := time.AfterFunc(time.Hour, func() {
 		mu.Lock()
 		defer mu.Unlock()
-		flush(w)
+		if !finished {
+			flush(w)
+		}
 	})
 	flushing.Stop()
 	start := time.Now()
@@ -287,7 +290,10 @@ func (a *Agent) executeCode(w http.ResponseWriter, r *http.Request) error {
 	})
 	flushing.Stop()
 	mu.Lock()
-	defer mu.Unlock()
+	defer func() {
+		finished = true
+		mu.Unlock()
+	}()
 	end := apiv1.CodeEvent{Type: "end", ContextID: c.info.ID, Status: reply.Status, ExecutionCount: reply.ExecutionCount, DurationMs: time.Since(start).Milliseconds()}
 	var exited *kernel.ExitedError
 	switch {
