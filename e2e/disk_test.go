@@ -114,7 +114,7 @@ func TestDiskReserveOverHTTP(t *testing.T) {
 
 	s.restart(serverOpts{bin: base.bin, args: append(append([]string{}, base.args...), "--disk-reserve", "100%")})
 	e := s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base"}, http.StatusInsufficientStorage,
-		"this host has no room on disk to create the sandbox: its writable layer may grow by 10240 MB, and of the host's")
+		"this host has no room on disk to create the sandbox: its writable layer may grow by 2048 MB, and of the host's")
 	if e.Type != "insufficient_storage" || !strings.Contains(e.Detail, "MB are kept in reserve; ask for a smaller disk (diskMB)") ||
 		strings.Contains(e.Detail, s.dataDir) {
 		t.Fatalf("the create's 507: %+v", e)

@@ -33,8 +33,11 @@ func localServer(t *testing.T, buildBase bool, extra ...string) *server {
 		}
 	}
 	// A name and pool of its own: a serve running on this host, or another
-	// test's, keeps its sandboxes.
-	args := append([]string{"--runsc", runsc, "--hibernate-after", "0"}, testenv.NewInstance(t).Args()...)
+	// test's, keeps its sandboxes. Sandboxes that name no disk get 2 GB
+	// (not serve's 10 GB), so that the disk admission of many tests' serves
+	// side by side, each counting what its sandboxes may still write, leaves
+	// room on a host that also holds the catalog's templates.
+	args := append([]string{"--runsc", runsc, "--hibernate-after", "0", "--disk-mb", "2048"}, testenv.NewInstance(t).Args()...)
 	if !buildBase {
 		templates, err := testtemplates.Base()
 		if err != nil {
