@@ -254,7 +254,7 @@ func (k *Kernel) send(typ, id string, content any) error {
 		return err
 	}
 	parts := [][]byte{h, []byte("{}"), []byte("{}"), c}
-	return k.shell.Send(zmq4.NewMsgFrom(append([][]byte{[]byte("<IDS|MSG>"), []byte(k.sign(parts))}, parts...)...))
+	return k.shell.SendMulti(zmq4.NewMsgFrom(append([][]byte{[]byte("<IDS|MSG>"), []byte(k.sign(parts))}, parts...)...))
 }
 
 // reply reads the shell channel until the reply to id.
