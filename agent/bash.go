@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,13 +24,11 @@ import (
 // interrupted, so a timeout that does not end it kills the shell, and the
 // context is dead.
 type bashShell struct {
-	cmd    *exec.Cmd
+	*process
 	stdin  io.WriteCloser
 	stdout chan []byte
 	stderr chan []byte
 	dir    string // holds each execution's code
-	exited chan struct{}
-	err    error
 	n      int
 }
 
@@ -40,53 +37,34 @@ type bashShell struct {
 const bashInterruptGrace = 3 * time.Second
 
 func (a *Agent) startBash(c *codeContext) (*bashShell, error) {
-	acct, err := a.lookupAccount(c.info.User)
+	cmd, acct, err := a.command(c, "bash", "--noprofile", "--norc")
 	if err != nil {
 		return nil, err
 	}
-	env, err := a.childEnv(acct, c.env)
+	b := &bashShell{stdout: make(chan []byte, 64), stderr: make(chan []byte, 64)}
+	if b.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "sbx-bash-")
+	errOut, err := cmd.StderrPipe()
 	if err != nil {
+		return nil, err
+	}
+	if b.dir, err = os.MkdirTemp("", "sbx-bash-"); err != nil {
 		return nil, err
 	}
 	if acct.cred != nil {
-		os.Chown(dir, int(acct.cred.Uid), int(acct.cred.Gid))
+		os.Chown(b.dir, int(acct.cred.Uid), int(acct.cred.Gid))
 	}
-	b := &bashShell{dir: dir, stdout: make(chan []byte, 64), stderr: make(chan []byte, 64), exited: make(chan struct{})}
-	b.cmd = exec.Command("bash", "--noprofile", "--norc")
-	b.cmd.Dir, b.cmd.Env = c.info.Cwd, env
-	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: acct.cred}
-	if b.stdin, err = b.cmd.StdinPipe(); err != nil {
+	if b.process, err = a.start(cmd); err != nil {
+		os.RemoveAll(b.dir)
 		return nil, err
-	}
-	out, err := b.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	errOut, err := b.cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	exit, err := a.reaper.start(func() (int, error) {
-		if err := b.cmd.Start(); err != nil {
-			return 0, err
-		}
-		return b.cmd.Process.Pid, nil
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting bash: %w", err)
 	}
 	go pump(out, b.stdout)
 	go pump(errOut, b.stderr)
-	go func() {
-		ws := <-exit
-		b.err = fmt.Errorf("bash exited with status %d", ws.ExitStatus())
-		close(b.exited)
-	}()
 	if _, err := io.WriteString(b.stdin, "trap : INT\n"); err != nil {
 		b.Close()
 		return nil, err
@@ -208,14 +186,9 @@ func (b *bashShell) Interrupt() error {
 	return nil
 }
 
-// Exited is closed when the shell has ended.
-func (b *bashShell) Exited() <-chan struct{} { return b.exited }
-
 // Close kills the shell's process group.
 func (b *bashShell) Close() error {
-	syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
-	<-b.exited
-	b.cmd.Process.Release()
+	b.kill()
 	return os.RemoveAll(b.dir)
 }
 

@@ -333,11 +333,7 @@ func (a *Agent) startInterpreter(ctx context.Context, c *codeContext) error {
 		c.kernel = n
 		return nil
 	}
-	acct, err := a.lookupAccount(c.info.User)
-	if err != nil {
-		return err
-	}
-	env, err := a.childEnv(acct, c.env)
+	acct, env, err := a.contextEnv(c)
 	if err != nil {
 		return err
 	}

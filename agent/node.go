@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"syscall"
-	"time"
 
 	"github.com/sbxdev/sbx/agent/kernel"
 )
@@ -56,58 +53,33 @@ async function run(code) {
 // nodeDriver. An interrupt (SIGINT) ends what runs in node only by ending
 // node: a timeout kills it, and the context is dead.
 type nodeShell struct {
-	cmd    *exec.Cmd
+	*process
 	stdin  io.WriteCloser
 	events chan kernel.Output
 	ends   chan string
-	exited chan struct{}
-	err    error
 	n      int
 }
 
 func (a *Agent) startNode(c *codeContext) (*nodeShell, error) {
-	acct, err := a.lookupAccount(c.info.User)
+	cmd, _, err := a.command(c, "node", "-e", nodeDriver)
 	if err != nil {
 		return nil, err
-	}
-	env, err := a.childEnv(acct, c.env)
-	if err != nil {
-		return nil, err
-	}
-	path, err := lookPath("node", env, c.info.Cwd)
-	if err != nil {
-		return nil, fmt.Errorf("this sandbox's template has no node (the node template has)")
 	}
 	events, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer w.Close()
-	n := &nodeShell{events: make(chan kernel.Output, 256), ends: make(chan string, 1), exited: make(chan struct{})}
-	n.cmd = exec.Command(path, "-e", nodeDriver)
-	n.cmd.Dir, n.cmd.Env = c.info.Cwd, env
-	n.cmd.ExtraFiles = []*os.File{w}
-	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: acct.cred}
-	if n.stdin, err = n.cmd.StdinPipe(); err != nil {
+	cmd.ExtraFiles = []*os.File{w}
+	n := &nodeShell{events: make(chan kernel.Output, 256), ends: make(chan string, 1)}
+	if n.stdin, err = cmd.StdinPipe(); err == nil {
+		n.process, err = a.start(cmd)
+	}
+	if err != nil {
 		events.Close()
 		return nil, err
 	}
-	exit, err := a.reaper.start(func() (int, error) {
-		if err := n.cmd.Start(); err != nil {
-			return 0, err
-		}
-		return n.cmd.Process.Pid, nil
-	})
-	if err != nil {
-		events.Close()
-		return nil, fmt.Errorf("starting node: %w", err)
-	}
 	go n.read(events)
-	go func() {
-		ws := <-exit
-		n.err = fmt.Errorf("node exited with status %d", ws.ExitStatus())
-		close(n.exited)
-	}()
 	return n, nil
 }
 
@@ -167,10 +139,6 @@ func (n *nodeShell) Interrupt() error { return n.Close() }
 
 // Close kills node's process group.
 func (n *nodeShell) Close() error {
-	syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-n.exited:
-	case <-time.After(5 * time.Second):
-	}
+	n.kill()
 	return nil
 }

@@ -228,7 +228,7 @@ func TestJavaScriptContextLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.fail("POST", "/api/v1/sandboxes/"+base.ID()+"/code/execute", map[string]any{"code": "1", "language": "javascript"}, http.StatusServiceUnavailable, "no node")
+	s.fail("POST", "/api/v1/sandboxes/"+base.ID()+"/code/execute", map[string]any{"code": "1", "language": "javascript"}, http.StatusServiceUnavailable, "node is not in this sandbox's template")
 }
 
 // A ready template with a warm kernel: a sandbox restored from it has its

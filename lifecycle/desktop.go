@@ -8,6 +8,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/agentcall"
+	"github.com/sbxdev/sbx/internal/strictjson"
 )
 
 // Screenshot is a PNG of a running sandbox's desktop (the display
@@ -36,14 +37,7 @@ func (m *Manager) Screenshot(ctx context.Context, c sbx.Caller, ref string) ([]b
 		if end.Error != "" {
 			why = end.Error
 		}
-		return nil, sbx.Errorf(sbx.EConflict, "sandbox %s has no desktop to capture on display %s (a desktop template's, with ImageMagick): %s", sb.ProviderSandboxID, apiv1.DesktopDisplay, short(why))
+		return nil, sbx.Errorf(sbx.EConflict, "sandbox %s has no desktop to capture on display %s (a desktop template's, with ImageMagick): %s", sb.ProviderSandboxID, apiv1.DesktopDisplay, strictjson.Cut(why, 300))
 	}
 	return png.Bytes(), nil
-}
-
-func short(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "…"
-	}
-	return s
 }
