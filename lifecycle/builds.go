@@ -436,7 +436,10 @@ func runScript(ctx context.Context, agent agentcall.Agent, script string, stdin 
 		if end.ExitCode != nil {
 			code = *end.ExitCode
 		}
-		return fmt.Errorf("exit %d%s", code, map[bool]string{true: " (" + end.Error + end.Signal + ")"}[end.Error != "" || end.Signal != ""])
+		if why := end.Error + end.Signal; why != "" {
+			return fmt.Errorf("exit %d (%s)", code, why)
+		}
+		return fmt.Errorf("exit %d", code)
 	}
 	return nil
 }
