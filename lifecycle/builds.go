@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -341,22 +340,19 @@ func (m *Manager) runBuild(ctx context.Context, c sbx.Caller, t sbx.ProjectTempl
 		return
 	}
 	agent := agentcall.For(sb, addr)
-	steps := slices.Clone(r.Steps)
-	if len(r.Env) > 0 { // the env, where login shells read it
-		steps = append(steps, Step{File: &File{Path: "/etc/profile.d/sbx-template.sh", Content: profile(r.Env), Mode: 0o644}})
-	}
-	for i, s := range steps {
-		n := min(i+1, len(r.Steps))
-		if i < len(r.Steps) {
-			m.store.UpdateTemplateBuild(ctx, b.ID, func(b *sbx.TemplateBuild) error { b.Step = i + 1; return nil })
-			log.line("step %d/%d: %s", i+1, len(r.Steps), s.describe())
-		}
+	for i, s := range r.Steps {
+		m.store.UpdateTemplateBuild(ctx, b.ID, func(b *sbx.TemplateBuild) error { b.Step = i + 1; return nil })
+		log.line("step %d/%d: %s", i+1, len(r.Steps), s.describe())
 		log.tail = nil
 		if err := runStep(ctx, agent, s, log); err != nil {
-			if i >= len(r.Steps) {
-				n = 0 // the env's file, not a step of the recipe
-			}
-			fail(n, err)
+			fail(i+1, err)
+			return
+		}
+	}
+	if len(r.Env) > 0 { // the env, where login shells read it
+		env := Step{File: &File{Path: "/etc/profile.d/sbx-template.sh", Content: profile(r.Env), Mode: 0o644}}
+		if err := runStep(ctx, agent, env, log); err != nil {
+			fail(0, fmt.Errorf("writing the env: %w", err))
 			return
 		}
 	}
