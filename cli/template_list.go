@@ -5,18 +5,25 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sbxdev/sbx"
 	"github.com/spf13/cobra"
 )
 
 func newTemplateList(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List the built templates and their current versions",
+		Short: "List this host's own built templates and their current versions (projects' templates: GET /api/v1/templates)",
 		Args:  args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := g.templates().List()
+			all, err := g.templates().List()
 			if err != nil {
 				return err
+			}
+			list := all[:0]
+			for _, t := range all {
+				if !strings.HasPrefix(t.Name, sbx.TemplateIDPrefix) { // a project's, which the API lists by its name
+					list = append(list, t)
+				}
 			}
 			return g.show(list, func(w io.Writer) error {
 				rows := [][]string{}
