@@ -164,7 +164,7 @@ func (k *Kernel) dial(ports []int) error {
 		port int
 	}{{k.shell, ports[0]}, {k.iopub, ports[1]}} {
 		for {
-			err := d.s.Dial(fmt.Sprintf("tcp://127.0.0.1:%d", d.port))
+			err := d.s.Dial(fmt.Sprintf("%s://127.0.0.1:%d", transportName, d.port))
 			if err == nil {
 				break
 			}
