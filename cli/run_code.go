@@ -29,11 +29,12 @@ func newRunCode(g *globals) *cobra.Command {
 		Example: "  echo 'x = 41' | sbx run-code sbx-abc\n  echo 'x + 1' | sbx run-code sbx-abc\n  sbx run-code sbx-abc plot.py --out figures/",
 		Args:    argsOptional("ID", "[FILE|-]"),
 		RunE: g.apiRunE(func(ctx context.Context, c *client.Client, args []string) error {
-			src := "-"
-			if len(args) == 2 {
-				src = args[1]
+			src, done, err := g.openSource(args[1:])
+			if err != nil {
+				return err
 			}
-			code, err := readSource(g, src)
+			code, err := io.ReadAll(src)
+			done()
 			if err != nil {
 				return err
 			}
@@ -54,7 +55,7 @@ func newRunCode(g *globals) *cobra.Command {
 					saveResult(g, out, saved, ev)
 				}
 			}
-			ex, err := c.Code(args[0]).Run(ctx, code, &opts)
+			ex, err := c.Code(args[0]).Run(ctx, string(code), &opts)
 			if err != nil {
 				return err
 			}
@@ -79,18 +80,6 @@ func newRunCode(g *globals) *cobra.Command {
 	f.DurationVar(&opts.Timeout, "timeout", 0, "interrupt the run after this long (the context lives on); 0: never")
 	f.StringVar(&out, "out", "", "save each result's images and HTML to this directory")
 	return cmd
-}
-
-// readSource reads code from a file, or stdin for "-".
-func readSource(g *globals, src string) (string, error) {
-	var data []byte
-	var err error
-	if src == "-" {
-		data, err = io.ReadAll(g.opts.Stdin)
-	} else {
-		data, err = os.ReadFile(src)
-	}
-	return string(data), err
 }
 
 // saveResult saves a result's images and HTML as result-N.EXT in dir.

@@ -17,6 +17,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/agentcall"
+	"github.com/sbxdev/sbx/lifecycle"
 )
 
 // A sandbox's desktop (a template that serves VNC on apiv1.DesktopPort, as
@@ -45,17 +46,7 @@ func (s *Server) viewerAssets(w http.ResponseWriter, r *http.Request) {
 
 // desktopPage serves the viewer of sandbox {id}'s desktop.
 func (s *Server) desktopPage(w http.ResponseWriter, r *http.Request) {
-	viewOnly, err := viewOnlyOf(r)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	cred, _, err := s.previewCredentials(r, false)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	a, err := s.previews.Open(r.Context(), cred, r.PathValue("id"), apiv1.DesktopPort)
+	a, viewOnly, err := s.openDesktop(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -75,6 +66,22 @@ func (s *Server) desktopPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self' ws: wss:")
 	viewerPage.Execute(w, map[string]any{"Sandbox": r.PathValue("id"), "Socket": "websockify?" + q.Encode(), "ViewOnly": viewOnly, "Assets": viewerPrefix})
+}
+
+// openDesktop reads a desktop request's ?view_only and opens the sandbox's
+// desktop port with the request's preview credentials, as package preview
+// decides (waking a paused sandbox as a preview does); the caller closes it.
+func (s *Server) openDesktop(r *http.Request) (*lifecycle.AgentConn, bool, error) {
+	viewOnly, err := viewOnlyOf(r)
+	if err != nil {
+		return nil, false, err
+	}
+	cred, _, err := s.previewCredentials(r, false)
+	if err != nil {
+		return nil, false, err
+	}
+	a, err := s.previews.Open(r.Context(), cred, r.PathValue("id"), apiv1.DesktopPort)
+	return a, viewOnly, err
 }
 
 // viewOnlyOf reads ?view_only (default true).
@@ -110,17 +117,7 @@ rfb.addEventListener("disconnect", e => { status.textContent = "disconnected" + 
 // the sandbox's VNC port, dropping the viewer's input unless
 // ?view_only=false.
 func (s *Server) desktopSocket(w http.ResponseWriter, r *http.Request) {
-	viewOnly, err := viewOnlyOf(r)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	cred, _, err := s.previewCredentials(r, false)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	a, err := s.previews.Open(r.Context(), cred, r.PathValue("id"), apiv1.DesktopPort)
+	a, viewOnly, err := s.openDesktop(r)
 	if err != nil {
 		s.error(w, r, err)
 		return

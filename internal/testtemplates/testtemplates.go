@@ -33,14 +33,11 @@ func Base() (template.Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return s, err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lock(dir)
 	if err != nil {
 		return s, err
 	}
-	defer lock.Close() // releases the lock
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return s, fmt.Errorf("locking %s: %w", dir, err)
-	}
+	defer unlock()
 	recipe, _ := template.CatalogEntryNamed("base")
 	if t, err := s.Current("base"); err == nil && slices.Equal(t.Packages, recipe.Packages) && t.Recipe == template.RecipeRevision {
 		return s, nil
@@ -63,14 +60,11 @@ func Catalog(name string) (template.Store, error) {
 	if !ok {
 		return s, fmt.Errorf("%s is not in the catalog", name)
 	}
-	lock, err := os.OpenFile(filepath.Join(s.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lock(s.Dir)
 	if err != nil {
 		return s, err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return s, err
-	}
+	defer unlock()
 	if t, err := s.Current(name); err == nil && slices.Equal(t.Packages, e.Packages) && t.StartCmd == e.StartCmd && t.Recipe == template.RecipeRevision {
 		return s, nil
 	}
@@ -79,6 +73,20 @@ func Catalog(name string) (template.Store, error) {
 		return s, fmt.Errorf("building the catalog's %s in %s: %w\n%s", name, s.Dir, err, tail(log.String(), 3000))
 	}
 	return s, nil
+}
+
+// lock takes the templates directory's file lock, which every run on the
+// host shares, until unlock.
+func lock(dir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil // closing releases the lock
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
@@ -91,14 +99,11 @@ func Derived(name, start string) (template.Store, error) {
 	if err != nil {
 		return s, err
 	}
-	lock, err := os.OpenFile(filepath.Join(s.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lock(s.Dir)
 	if err != nil {
 		return s, err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return s, err
-	}
+	defer unlock()
 	base, err := s.Current("base")
 	if err != nil {
 		return s, err
