@@ -118,12 +118,7 @@ func nonZero(n int64) *int64 {
 }
 
 func (s *Server) listBuilds(w http.ResponseWriter, r *http.Request) {
-	t, err := s.mgr.Template(r.Context(), caller(r), r.PathValue("template"))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	builds, err := s.mgr.Builds(r.Context(), caller(r), t.ID)
+	t, builds, err := s.mgr.Builds(r.Context(), caller(r), r.PathValue("template"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -136,12 +131,7 @@ func (s *Server) listBuilds(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getBuild(w http.ResponseWriter, r *http.Request) {
-	t, err := s.mgr.Template(r.Context(), caller(r), r.PathValue("template"))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	b, err := s.mgr.Build(r.Context(), caller(r), t.ID, r.PathValue("build"))
+	t, b, err := s.mgr.Build(r.Context(), caller(r), r.PathValue("template"), r.PathValue("build"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -169,11 +159,7 @@ func (s *Server) buildLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := caller(r)
-	t, err := s.mgr.Template(r.Context(), c, r.PathValue("template"))
-	var b sbx.TemplateBuild
-	if err == nil {
-		b, err = s.mgr.Build(r.Context(), c, t.ID, r.PathValue("build"))
-	}
+	_, b, err := s.mgr.Build(r.Context(), c, r.PathValue("template"), r.PathValue("build"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -183,7 +169,7 @@ func (s *Server) buildLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	if !follow {
 		page := apiv1.BuildLogPage{Lines: []apiv1.BuildLogLine{}}
-		err := s.mgr.BuildLog(r.Context(), c, t.ID, b.ID, after, false, func(l sbx.BuildLogLine) error {
+		err := s.mgr.BuildLog(r.Context(), c, b, after, false, func(l sbx.BuildLogLine) error {
 			page.Lines = append(page.Lines, line(l))
 			return nil
 		})
@@ -203,7 +189,7 @@ func (s *Server) buildLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	enc := json.NewEncoder(w)
-	err = s.mgr.BuildLog(r.Context(), c, t.ID, b.ID, after, true, func(l sbx.BuildLogLine) error {
+	err = s.mgr.BuildLog(r.Context(), c, b, after, true, func(l sbx.BuildLogLine) error {
 		if err := enc.Encode(line(l)); err != nil {
 			return err
 		}

@@ -478,39 +478,40 @@ func profile(env map[string]string) []byte {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // Builds lists the builds of a project's template c sees, newest first.
-func (m *Manager) Builds(ctx context.Context, c sbx.Caller, ref string) ([]sbx.TemplateBuild, error) {
+func (m *Manager) Builds(ctx context.Context, c sbx.Caller, ref string) (sbx.ProjectTemplate, []sbx.TemplateBuild, error) {
 	t, err := m.projectTemplate(ctx, c, ref)
 	if err != nil {
-		return nil, err
+		return t, nil, err
 	}
-	return m.store.TemplateBuilds(ctx, t.ID)
+	builds, err := m.store.TemplateBuilds(ctx, t.ID)
+	return t, builds, err
 }
 
-// Build is build id of a project's template c sees.
-func (m *Manager) Build(ctx context.Context, c sbx.Caller, ref, id string) (sbx.TemplateBuild, error) {
+// Build is build id of a project's template c sees, and the template.
+func (m *Manager) Build(ctx context.Context, c sbx.Caller, ref, id string) (sbx.ProjectTemplate, sbx.TemplateBuild, error) {
 	t, err := m.projectTemplate(ctx, c, ref)
 	if err != nil {
-		return sbx.TemplateBuild{}, err
+		return t, sbx.TemplateBuild{}, err
 	}
 	b, err := m.store.GetTemplateBuild(ctx, c.Org.ID, id)
 	if err == nil && b.TemplateID != t.ID {
 		err = sbx.Errorf(sbx.ENotFound, "build %s not found", id)
 	}
-	return b, err
+	return t, b, err
 }
 
 // buildLogPage is how many lines of a build's log one read takes.
 const buildLogPage = 500
 
-// BuildLog gives fn the lines of a build's log after line after; with
-// follow, then each line as it comes, until the build ends (its last line
-// says how) or ctx does.
-func (m *Manager) BuildLog(ctx context.Context, c sbx.Caller, ref, id string, after int64, follow bool, fn func(sbx.BuildLogLine) error) error {
-	b, err := m.Build(ctx, c, ref, id)
+// BuildLog gives fn the lines of build b's log (one Build answered c) after
+// line after; with follow, then each line as it comes, until the build ends
+// (its last line says how) or ctx does.
+func (m *Manager) BuildLog(ctx context.Context, c sbx.Caller, b sbx.TemplateBuild, after int64, follow bool, fn func(sbx.BuildLogLine) error) error {
+	var err error
 	for err == nil {
 		ended := b.State == sbx.BuildReady || b.State == sbx.BuildFailed // read before the lines: none comes after
 		var lines []sbx.BuildLogLine
-		if lines, err = m.store.BuildLog(ctx, id, after, buildLogPage); err != nil {
+		if lines, err = m.store.BuildLog(ctx, b.ID, after, buildLogPage); err != nil {
 			return err
 		}
 		for _, l := range lines {
@@ -530,7 +531,7 @@ func (m *Manager) BuildLog(ctx context.Context, c sbx.Caller, ref, id string, af
 			return nil
 		case <-m.clock.After(200 * time.Millisecond):
 		}
-		b, err = m.store.GetTemplateBuild(ctx, c.Org.ID, id)
+		b, err = m.store.GetTemplateBuild(ctx, c.Org.ID, b.ID)
 	}
 	return err
 }

@@ -153,10 +153,13 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		}
 		req.TemplateID = req.Image.Ref
 	} else if t, ok := p.(sbx.TemplateDefaulter); ok {
-		if req.TemplateID, req.templateVersion, err = m.resolveTemplate(ctx, c, t, req.TemplateID); err != nil {
+		var known *sbx.TemplateDefaults
+		if req.TemplateID, req.templateVersion, known, err = m.resolveTemplate(ctx, c, t, req.TemplateID); err != nil {
 			return sbx.Sandbox{}, err
 		}
-		if defaults, err = t.TemplateDefaults(ctx, req.TemplateID, req.templateVersion); err != nil {
+		if known != nil {
+			defaults = *known
+		} else if defaults, err = t.TemplateDefaults(ctx, req.TemplateID, req.templateVersion); err != nil {
 			return sbx.Sandbox{}, err
 		}
 		if err := m.pinned(ctx, t, &req); err != nil {

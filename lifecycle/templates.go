@@ -234,34 +234,39 @@ func (m *Manager) templateKeeper(what string) (sbx.TemplateKeeper, error) {
 // NAME:TAG: one of the server's own by its name (a project's names never
 // shadow them), else the project's own, by its name or, in any project of
 // c's org that c sees, by its ID; answered by its ID, which names its tree
-// on the provider, and the version a tag names ("": the current one).
-func (m *Manager) resolveTemplate(ctx context.Context, c sbx.Caller, d sbx.TemplateDefaulter, ref string) (id, version string, err error) {
+// on the provider, and the version a tag names ("": the current one). The
+// defaults of that template and version come too when the lookup read them
+// (one of the server's own, untagged: the common create), else nil.
+func (m *Manager) resolveTemplate(ctx context.Context, c sbx.Caller, d sbx.TemplateDefaulter, ref string) (id, version string, defaults *sbx.TemplateDefaults, err error) {
 	name, tag, tagged := strings.Cut(ref, ":")
 	id = name
-	if _, err := d.TemplateDefaults(ctx, name, ""); strings.HasPrefix(name, sbx.TemplateIDPrefix) || sbx.ErrorCode(err) == sbx.ENotFound {
+	own, err := d.TemplateDefaults(ctx, name, "")
+	if strings.HasPrefix(name, sbx.TemplateIDPrefix) || sbx.ErrorCode(err) == sbx.ENotFound {
 		t, err := m.projectTemplate(ctx, c, name)
 		switch {
 		case sbx.ErrorCode(err) == sbx.ENotFound:
-			return name, "", nil // the provider says what it has
+			return name, "", nil, nil // the provider says what it has
 		case err != nil:
-			return name, "", err
+			return name, "", nil, err
 		case t.Version == "":
-			return name, "", sbx.Errorf(sbx.EConflict, "template %s has no ready build yet", t.Name)
+			return name, "", nil, sbx.Errorf(sbx.EConflict, "template %s has no ready build yet", t.Name)
 		}
 		id = t.ID
+	} else if err == nil && !tagged {
+		return id, "", &own, nil
 	}
 	if !tagged {
-		return id, "", nil
+		return id, "", nil, nil
 	}
 	tags, err := m.store.TemplateTags(ctx, id)
 	if err != nil {
-		return id, "", err
+		return id, "", nil, err
 	}
 	v, ok := tags[tag]
 	if !ok {
-		return id, "", sbx.Errorf(sbx.ENotFound, "template %s has no tag %s", name, tag)
+		return id, "", nil, sbx.Errorf(sbx.ENotFound, "template %s has no tag %s", name, tag)
 	}
-	return id, v, nil
+	return id, v, nil, nil
 }
 
 // projectTemplate is a template of c's org that c sees: by ID, or by name
