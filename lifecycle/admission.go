@@ -18,13 +18,22 @@ import (
 // admit refuses a create the caller may not make and gives a create that
 // names no timeout the server's default, cut to the plan's longest.
 func (m *Manager) admit(c sbx.Caller, req *CreateRequest) error {
-	if m.cfg.RequireKYC && !c.Verified() {
-		return kycRequired(c)
+	if err := m.verified(c); err != nil {
+		return err
 	}
 	if req.Timeout == 0 {
 		req.Timeout = m.defaultTimeout(c)
 	}
 	return planTimeout(c, "timeout", req.Timeout)
+}
+
+// verified refuses an unverified caller where the server requires
+// verification (KYC) for what starts compute.
+func (m *Manager) verified(c sbx.Caller) error {
+	if m.cfg.RequireKYC && !c.Verified() {
+		return kycRequired(c)
+	}
+	return nil
 }
 
 // defaultTimeout is the server's default timeout cut to the caller's plan's

@@ -209,6 +209,9 @@ func (m *Manager) BuildTemplate(ctx context.Context, c sbx.Caller, name string, 
 			return sbx.ProjectTemplate{}, sbx.TemplateBuild{}, sbx.Errorf(sbx.EConflict, "template %s is one of the server's own: choose another name", name)
 		}
 	}
+	if err := m.verified(c); err != nil { // its build is a sandbox: refused now, not in the background
+		return sbx.ProjectTemplate{}, sbx.TemplateBuild{}, err
+	}
 	if err := m.checkFunded(ctx, c.Org.ID, "build a template"); err != nil {
 		return sbx.ProjectTemplate{}, sbx.TemplateBuild{}, err
 	}
