@@ -96,6 +96,26 @@ func checkDesktop(t *testing.T, s *server, sb apiv1.Sandbox) {
 	s.fail("GET", "/api/v1/sandboxes/"+sb.ID+"/desktop?view_only=maybe", nil, http.StatusBadRequest, "view_only")
 	s.failKey("", "GET", "/api/v1/sandboxes/"+sb.ID+"/desktop?sbx_token=wrong", nil, http.StatusUnauthorized, "does not open port 5900")
 
+	if _, err := os.Stat("/usr/share/novnc/core/rfb.js"); err != nil {
+		testenv.Missing(t, "novnc (apt-get install novnc), the desktop viewer's files")
+	}
+	ctx := browser(t)
+	var painted bool
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(s.url+"/api/v1/sandboxes/"+sb.ID+"/desktop?sbx_token="+sb.TrafficToken),
+		chromedp.Poll(`document.body.dataset.connected === "true"`, nil, chromedp.WithPollingTimeout(2*time.Minute)),
+		chromedp.Poll(`(() => {
+			const c = document.querySelector("#screen canvas");
+			if (!c || c.width < 100) return false;
+			const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+			for (let i = 4; i < d.length; i += 4 * 61) if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) return true;
+			return false;
+		})()`, &painted, chromedp.WithPollingTimeout(time.Minute)))
+	if err != nil || !painted {
+		var status string
+		chromedp.Run(ctx, chromedp.Text("#status", &status, chromedp.ByQuery))
+		t.Errorf("the desktop viewer in Chromium: drawn %v, %v (its status: %q)", painted, err, status)
+	}
 	// serve's WebSocket bridge answers with the VNC server's banner.
 	wsURL := strings.Replace(s.url, "http", "ws", 1) + "/api/v1/sandboxes/" + sb.ID + "/desktop/websockify?sbx_token=" + sb.TrafficToken
 	ws, _, err := websocket.Dial(context.Background(), wsURL, &websocket.DialOptions{HTTPClient: s.http, Subprotocols: []string{"binary"}})
@@ -106,24 +126,6 @@ func checkDesktop(t *testing.T, s *server, sb apiv1.Sandbox) {
 		t.Errorf("the desktop's WebSocket first said %q, %v", banner, err)
 	}
 	ws.CloseNow()
-	if _, err := os.Stat("/usr/share/novnc/core/rfb.js"); err != nil {
-		testenv.Missing(t, "novnc (apt-get install novnc), the desktop viewer's files")
-	}
-	ctx := browser(t)
-	var painted bool
-	err = chromedp.Run(ctx,
-		chromedp.Navigate(s.url+"/api/v1/sandboxes/"+sb.ID+"/desktop?sbx_token="+sb.TrafficToken),
-		chromedp.WaitVisible(`body[data-connected="true"]`, chromedp.ByQuery),
-		chromedp.Poll(`(() => {
-			const c = document.querySelector("#screen canvas");
-			if (!c || c.width < 100) return false;
-			const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-			for (let i = 4; i < d.length; i += 4 * 61) if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) return true;
-			return false;
-		})()`, &painted, chromedp.WithPollingTimeout(time.Minute)))
-	if err != nil || !painted {
-		t.Errorf("the desktop viewer in Chromium: drawn %v, %v", painted, err)
-	}
 }
 
 // drawn reports whether img has more than one colour.
