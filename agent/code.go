@@ -28,8 +28,10 @@ const maxCode = 1 << 20
 
 // pythonKernel is the argv of a python context's kernel.
 // IPython's history database is off: it writes to disk at every execution,
-// and a context's state is its kernel's.
-var pythonKernel = []string{"python3", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False"}
+// and a context's state is its kernel's. ipykernel's 0.5 ms sleep before
+// each reply is off: it is for clients that stop reading at the reply, and
+// agent/kernel reads until the idle status, which follows every output.
+var pythonKernel = []string{"python3", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False", "--IPythonKernel._execute_sleep=0"}
 
 // codeContext is one context.
 type codeContext struct {

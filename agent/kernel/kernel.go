@@ -3,9 +3,9 @@
 // over ZeroMQ (github.com/go-zeromq/zmq4, in pure Go): an execute request
 // on the shell channel, its output as the iopub channel publishes it, an
 // interrupt by SIGINT, a restart by starting it again. The agent's code
-// contexts (agent/code.go) stand on it. The kernel listens on loopback
-// ports of its sandbox only, and every message is signed with a key of its
-// own (HMAC-SHA256), as the protocol asks.
+// contexts (agent/code.go) stand on it. The kernel listens on Unix sockets
+// in a directory of its own user's, and every message is signed with a key
+// of its own (HMAC-SHA256), as the protocol asks.
 package kernel
 
 import (
@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,7 +51,7 @@ type Kernel struct {
 	cmd     *exec.Cmd
 	key     []byte
 	session string
-	dir     string // holds the connection file
+	dir     string // holds the connection file and the sockets
 	shell   zmq4.Socket
 	iopub   zmq4.Socket
 	cancel  context.CancelFunc
@@ -95,13 +94,9 @@ func Start(ctx context.Context, spec Spec) (*Kernel, error) {
 		return nil, err
 	}
 	k := &Kernel{key: []byte(randomHex(32)), session: randomHex(16), dir: dir, exited: make(chan struct{})}
-	ports, err := freePorts(5)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	conn := map[string]any{"transport": "tcp", "ip": "127.0.0.1", "signature_scheme": "hmac-sha256", "key": string(k.key),
-		"shell_port": ports[0], "iopub_port": ports[1], "stdin_port": ports[2], "control_port": ports[3], "hb_port": ports[4]}
+	// With the ipc transport a channel's socket is the file ip-port.
+	conn := map[string]any{"transport": "ipc", "ip": k.socket(), "signature_scheme": "hmac-sha256", "key": string(k.key),
+		"shell_port": shellPort, "iopub_port": iopubPort, "stdin_port": 3, "control_port": 4, "hb_port": 5}
 	file := filepath.Join(dir, "kernel.json")
 	data, _ := json.Marshal(conn)
 	if err := os.WriteFile(file, data, 0o600); err != nil {
@@ -143,7 +138,7 @@ func Start(ctx context.Context, spec Spec) (*Kernel, error) {
 	k.cancel = cancel
 	k.shell = zmq4.NewDealer(sockCtx, zmq4.WithID(zmq4.SocketIdentity(k.session)), zmq4.WithDialerMaxRetries(0))
 	k.iopub = zmq4.NewSub(sockCtx, zmq4.WithDialerMaxRetries(0))
-	if err := k.dial(ports); err != nil {
+	if err := k.dial(); err != nil {
 		k.Close()
 		return nil, err
 	}
@@ -157,14 +152,23 @@ func Start(ctx context.Context, spec Spec) (*Kernel, error) {
 	return k, nil
 }
 
-func (k *Kernel) dial(ports []int) error {
+// The channels' "ports": the suffixes of their sockets' files.
+const (
+	shellPort = 1
+	iopubPort = 2
+)
+
+// socket is the prefix of the kernel's sockets' files.
+func (k *Kernel) socket() string { return filepath.Join(k.dir, "kernel") }
+
+func (k *Kernel) dial() error {
 	deadline := time.Now().Add(startTimeout)
 	for _, d := range []struct {
 		s    zmq4.Socket
 		port int
-	}{{k.shell, ports[0]}, {k.iopub, ports[1]}} {
+	}{{k.shell, shellPort}, {k.iopub, iopubPort}} {
 		for {
-			err := d.s.Dial(fmt.Sprintf("%s://127.0.0.1:%d", transportName, d.port))
+			err := d.s.Dial(fmt.Sprintf("%s://%s-%d", transportName, k.socket(), d.port))
 			if err == nil {
 				break
 			}
@@ -375,24 +379,4 @@ func randomHex(n int) string {
 	b := make([]byte, n/2)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// freePorts finds n free loopback TCP ports.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
