@@ -3,6 +3,7 @@ package sbx
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -108,4 +109,35 @@ func (p Problems) Err() error {
 		msgs[i] = f.Message
 	}
 	return &Error{Code: EInvalid, Message: strings.Join(msgs, "; "), Fields: p}
+}
+
+// HTTPStatus is the code's HTTP status: the one table every HTTP surface
+// answers errors by.
+func (c Code) HTTPStatus() int {
+	if s, ok := statuses[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+var statuses = map[Code]int{
+	EInvalid:          http.StatusBadRequest,
+	ETooLarge:         http.StatusRequestEntityTooLarge,
+	EUnsupportedMedia: http.StatusUnsupportedMediaType,
+	EUnauthorized:     http.StatusUnauthorized,
+	EForbidden:        http.StatusForbidden,
+	EKYCRequired:      http.StatusForbidden,
+	EPlanLimit:        http.StatusForbidden,
+	ENoCredits:        http.StatusPaymentRequired,
+	EMethodNotAllowed: http.StatusMethodNotAllowed,
+	ENotFound:         http.StatusNotFound,
+	ENoStorage:        http.StatusInsufficientStorage,
+	EKeyReused:        http.StatusUnprocessableEntity,
+	ENoWarmSandbox:    http.StatusServiceUnavailable,
+	EConflict:         http.StatusConflict,
+	EUnsupported:      http.StatusNotImplemented,
+	EProvider:         http.StatusBadGateway,
+	EUnavailable:      http.StatusServiceUnavailable,
+	ETimeout:          http.StatusGatewayTimeout,
+	EInternal:         http.StatusInternalServerError,
 }

@@ -20,6 +20,13 @@ import (
 // by every package's tests. extra are more serve flags.
 func localServer(t *testing.T, buildBase bool, extra ...string) *server {
 	t.Helper()
+	return localServerWith(t, buildBase, serverOpts{args: extra})
+}
+
+// localServerWith is localServer with options: opts.args are more serve
+// flags.
+func localServerWith(t *testing.T, buildBase bool, opts serverOpts) *server {
+	t.Helper()
 	runsc := os.Getenv("SBX_RUNSC")
 	switch {
 	case os.Geteuid() != 0:
@@ -45,8 +52,8 @@ func localServer(t *testing.T, buildBase bool, extra ...string) *server {
 		}
 		args = append(args, "--templates-dir", templates.Dir)
 	}
-	args = append(args, extra...)
-	s := startServer(t, serverOpts{bin: sbxBin, args: args})
+	opts.bin, opts.args = sbxBin, append(args, opts.args...)
+	s := startServer(t, opts)
 	t.Cleanup(func() { // what a failed test leaves running
 		for _, sb := range s.listAll("") {
 			if sb.State == "running" || sb.State == "paused" {

@@ -91,7 +91,9 @@ func (s *Server) proxy(w http.ResponseWriter, r *http.Request, a *lifecycle.Agen
 				pr.Out.Body = body
 			}
 			pr.Out.Host = addr
-			pr.Out.Header.Del("Authorization")
+			if !strings.HasPrefix(pr.Out.Header.Get("Authorization"), "Basic ") { // envd's user (E2B), never an sbx credential
+				pr.Out.Header.Del("Authorization")
+			}
 			pr.Out.Header.Del("X-API-Key")
 			pr.Out.Header.Set(apiv1.AccessTokenHeader, sb.AccessToken)
 			if pr.Out.ContentLength < 0 && pr.Out.Body != nil {

@@ -12,36 +12,13 @@ import (
 	"github.com/sbxdev/sbx/internal/strictjson"
 )
 
-// statuses is the one table from error code to HTTP status.
-var statuses = map[sbx.Code]int{
-	sbx.EInvalid:          http.StatusBadRequest,
-	sbx.ETooLarge:         http.StatusRequestEntityTooLarge,
-	sbx.EUnsupportedMedia: http.StatusUnsupportedMediaType,
-	sbx.EUnauthorized:     http.StatusUnauthorized,
-	sbx.EForbidden:        http.StatusForbidden,
-	sbx.EKYCRequired:      http.StatusForbidden,
-	sbx.EPlanLimit:        http.StatusForbidden,
-	sbx.ENoCredits:        http.StatusPaymentRequired,
-	sbx.EMethodNotAllowed: http.StatusMethodNotAllowed,
-	sbx.ENotFound:         http.StatusNotFound,
-	sbx.ENoStorage:        http.StatusInsufficientStorage,
-	sbx.EKeyReused:        http.StatusUnprocessableEntity,
-	sbx.ENoWarmSandbox:    http.StatusServiceUnavailable,
-	sbx.EConflict:         http.StatusConflict,
-	sbx.EUnsupported:      http.StatusNotImplemented,
-	sbx.EProvider:         http.StatusBadGateway,
-	sbx.EUnavailable:      http.StatusServiceUnavailable,
-	sbx.ETimeout:          http.StatusGatewayTimeout,
-	sbx.EInternal:         http.StatusInternalServerError,
-}
-
 // error renders err in the envelope; internal causes are logged, not shown.
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 	code := sbx.ErrorCode(err)
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the caller is gone
 	}
-	status := statuses[code]
+	status := code.HTTPStatus()
 	if code == sbx.EInternal {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	} else {

@@ -17,6 +17,7 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/billing"
+	"github.com/sbxdev/sbx/e2bapi"
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/observability"
@@ -73,6 +74,7 @@ type Server struct {
 	billing       billing.Service       // an org's wallet, prices and top-ups
 	observability observability.Service // the observability summary and usage
 	previews      *preview.Service      // preview traffic and links
+	e2b           *e2bapi.Server        // E2B's control-plane API, under e2bapi.Prefix
 }
 
 // New returns the API handler.
@@ -87,6 +89,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	s.sessions = sessions.New(store, s.policy, clock)
 	s.previews = preview.New(store, mgr, clock)
 	s.sshauth = sshauth.New(store, s.policy, mgr, clock)
+	s.e2b = e2bapi.New(mgr, s.tenancy, e2bapi.Config{Domain: e2bDomain(cfg)}, log)
 	s.billing = billing.Service{Store: store, Clock: clock}
 	s.observability = observability.Service{Store: store, Sandboxes: mgr, Policy: s.policy,
 		Host: observability.Host{CPUs: cfg.HostCPUs, MemoryMB: cfg.HostMemoryMB}, Clock: clock, Log: log}
@@ -132,7 +135,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	port, id, host := s.sandboxHost(r)
 	runtime := host && port == apiv1.AgentPort
+	e2bPort, e2bID, e2b := e2bTraffic(r, host, port, id)
 	switch {
+	case e2b:
+		if !s.uncleanPath(rec, r, true) {
+			s.e2bProxy(rec, r, e2bPort, e2bID)
+		}
 	case host && !runtime:
 		s.previewProxy(rec, r, port, id, r.URL.Path, false)
 	case s.uncleanPath(rec, r, runtime):
@@ -142,6 +150,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.portsProxy(rec, r)
 	case strings.HasPrefix(r.URL.Path, viewerPrefix):
 		s.viewerAssets(rec, r)
+	case e2bapi.Owns(r.URL.Path):
+		s.e2b.ServeHTTP(rec, r)
 	case s.cfg.UI != nil && ui.Owns(r.URL.Path):
 		s.cfg.UI.ServeHTTP(rec, r)
 	default:

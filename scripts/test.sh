@@ -4,7 +4,8 @@
 # CI=true, tests that would skip for a missing prerequisite fail instead.
 source "$(dirname "$0")/lib.sh"
 ensure_go
-apt_install debootstrap nftables iproute2 e2fsprogs mount runc postgresql openssh-client curl chromium novnc python3-ipykernel python3-matplotlib
+apt_install debootstrap nftables iproute2 e2fsprogs mount runc postgresql openssh-client curl chromium novnc python3-ipykernel python3-matplotlib nodejs
+command -v npm >/dev/null || apt_install npm # Debian's nodejs leaves npm apart; NodeSource's carries it
 start_postgres
 cd "$ROOT"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -17,6 +18,8 @@ if ! go mod tidy -diff; then
   exit 1
 fi
 build_runsc "$ROOT/bin/runsc"
+# The unmodified E2B SDKs that e2e TestE2BSDKLocal drives, as its lockfile pins them.
+npm ci --prefix "$ROOT/e2e/e2b" --no-audit --no-fund --loglevel=error
 export SBX_RUNSC="$ROOT/bin/runsc"
 go vet ./...
 go test -count=1 -timeout 40m ./... "$@"

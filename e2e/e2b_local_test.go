@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sbxdev/sbx/internal/testenv"
+	"github.com/sbxdev/sbx/internal/testtemplates"
+)
+
+// The unmodified E2B SDKs from npm (e2b, @e2b/code-interpreter, pinned by
+// e2e/e2b/package-lock.json) drive a real serve with gVisor sandboxes over
+// HTTPS, in both of the SDK's routing modes: each sandbox at its own host
+// ({port}-{id}.sbx.localhost), and every sandbox through serve's one
+// address (E2B_SANDBOX_URL). The suite is e2e/e2b/e2b.test.mjs.
+func TestE2BSDKLocal(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, "node (apt-get install nodejs)")
+	}
+	dir, err := filepath.Abs("e2b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "e2b")); err != nil {
+		testenv.Missing(t, "the E2B SDKs (npm ci --prefix e2e/e2b)")
+	}
+	if _, err := testtemplates.Catalog("code-interpreter"); err != nil {
+		t.Fatal(err)
+	}
+	certDir := t.TempDir()
+	cert, key := filepath.Join(certDir, "cert.pem"), filepath.Join(certDir, "key.pem")
+	roots := testenv.WriteCert(t, cert, key, "sbx.localhost", "*.sbx.localhost")
+	s := localServerWith(t, false, serverOpts{tls: &tls.Config{RootCAs: roots}, args: []string{"--tls-cert", cert, "--tls-key", key, "--domain", "sbx.localhost"}})
+	for _, mode := range []struct {
+		name string
+		env  []string
+	}{
+		{"sandbox hosts", nil},
+		{"E2B_SANDBOX_URL", []string{"E2B_SANDBOX_URL=" + s.url}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, "--import", "./resolve.mjs", "--test", "--test-concurrency=1", "--test-reporter=spec", "e2b.test.mjs")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "E2B_API_URL="+s.url+"/e2b", "E2B_API_KEY="+s.key, "SBX_DOMAIN=sbx.localhost",
+				"NODE_EXTRA_CA_CERTS="+cert)
+			cmd.Env = append(cmd.Env, mode.env...)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the E2B SDK suite failed: %v\n%s\nserve's log:\n%s", err, out, s.out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}
