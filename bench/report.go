@@ -62,6 +62,7 @@ type Report struct {
 	Preview   *PreviewResult    `json:"preview,omitempty"`
 	State     *StateResult      `json:"state,omitempty"`
 	Code      *CodeResult       `json:"code,omitempty"`
+	E2B       *E2BResult        `json:"e2b,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
 
 	Rows []Row `json:"rows"` // the table: what was measured against its baseline and target
@@ -171,6 +172,9 @@ func (r *Report) rows() []Row {
 	}
 	if c := r.Code; c != nil {
 		rows = append(rows, c.rows()...)
+	}
+	if b := r.E2B; b != nil {
+		rows = append(rows, b.rows()...)
 	}
 	if p := r.Preview; p != nil {
 		rows = append(rows, p.rows()...)

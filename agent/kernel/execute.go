@@ -40,8 +40,11 @@ func (k *Kernel) Execute(ctx context.Context, code string, emit func(Output) err
 	defer k.run.Unlock()
 	id, events := k.expect()
 	defer k.stopListening()
+	// Not stop_on_error: with it, ipykernel aborts what it is sent shortly
+	// after an error (an interrupt's KeyboardInterrupt too), and it protects
+	// no queue here, where one execution runs at a time.
 	if err := k.send("execute_request", id, map[string]any{"code": code, "silent": false, "store_history": true,
-		"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true}); err != nil {
+		"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": false}); err != nil {
 		return Reply{}, err
 	}
 	done := ctx.Done()

@@ -74,3 +74,18 @@ func hasPNG(outs []Output) bool {
 	}
 	return false
 }
+
+// An execution sent right after an error runs: the kernel is not asked to
+// stop on errors, which would abort it (ipykernel dropped about one in ten
+// such executions with stop_on_error).
+func TestKernelRunsWhatFollowsAnError(t *testing.T) {
+	k := start(t)
+	for i := range 50 {
+		if _, r, _ := run(t, k, time.Minute, "1/0"); r.Status != "error" {
+			t.Fatalf("1/0: %+v", r)
+		}
+		if _, r, err := run(t, k, time.Minute, "1+1"); err != nil || r.Status != "ok" {
+			t.Fatalf("1+1 after an error, run %d: %+v %v", i, r, err)
+		}
+	}
+}
