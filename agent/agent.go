@@ -148,6 +148,8 @@ func (a *Agent) Handler() http.Handler {
 	route("POST /code/contexts/{ctx}/restart", a.restartCodeContext)
 	route("POST /code/contexts/{ctx}/interrupt", a.interruptCodeContext)
 	route("POST /code/execute", a.executeCode)
+	a.e2bCodeRoutes(mux)
+	a.envdRoutes(mux)
 	return a.authenticate(routed(mux))
 }
 
@@ -175,10 +177,10 @@ func (a *Agent) Close() error {
 }
 
 // authenticate lets through requests that carry the access token, and
-// GET /health without one.
+// the health checks (/health, envd's envdHealth) without one.
 func (a *Agent) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" || a.tokenMatches(r.Header.Get(apiv1.AccessTokenHeader)) {
+		if r.URL.Path == "/health" || r.URL.Path == envdHealth || a.tokenMatches(r.Header.Get(apiv1.AccessTokenHeader)) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -41,6 +41,8 @@ type command struct {
 	pid   int
 	tag   string
 	info  apiv1.CommandInfo // as started; snapshot adds how it ended
+	argv  []string          // as launched
+	env   map[string]string // what the request added to its environment
 	out   *output
 	stdin *os.File // its stdin pipe, or its terminal; nil when it has no stdin
 	tty   *os.File // a PTY's terminal (master side)

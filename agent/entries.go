@@ -32,7 +32,8 @@ func (a *Agent) listFiles(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	list := apiv1.EntryList{Items: []apiv1.EntryInfo{}}
-	if err := listDir(path, depth, &list.Items); err != nil {
+	err = walkDir(path, depth, func(p string, fi fs.FileInfo) { list.Items = append(list.Items, entryInfo(p, fi)) })
+	if err != nil {
 		return fsError(path, err)
 	}
 	slices.SortFunc(list.Items, func(a, b apiv1.EntryInfo) int { return strings.Compare(a.Path, b.Path) })
@@ -40,9 +41,10 @@ func (a *Agent) listFiles(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listDir appends dir's entries, and theirs to depth levels, without
-// following symlinks below dir; subdirectories it cannot read are skipped.
-func listDir(dir string, depth int, out *[]apiv1.EntryInfo) error {
+// walkDir calls fn with each of dir's entries, and theirs to depth levels,
+// without following symlinks below dir; subdirectories it cannot read are
+// skipped.
+func walkDir(dir string, depth int, fn func(path string, fi fs.FileInfo)) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -53,9 +55,9 @@ func listDir(dir string, depth int, out *[]apiv1.EntryInfo) error {
 		if err != nil {
 			continue // gone since ReadDir
 		}
-		*out = append(*out, entryInfo(p, fi))
+		fn(p, fi)
 		if depth > 1 && e.IsDir() {
-			listDir(p, depth-1, out)
+			walkDir(p, depth-1, fn)
 		}
 	}
 	return nil

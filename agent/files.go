@@ -45,16 +45,21 @@ func queryParam(r *http.Request, name string) (string, bool, error) {
 	return v[0], true, nil
 }
 
-// readFile sends a regular file's bytes: http.ServeContent streams them
-// (with sendfile) and answers Range requests too, when the file can seek
-// and has a size; a file that cannot or has none (those of /proc and /sys)
-// is streamed as it reads. What cannot be read at all (a directory, a
-// device, a named pipe, /proc/PID/mem) is a 4xx before anything is sent.
+// readFile sends the bytes of the file ?path names (serveFile).
 func (a *Agent) readFile(w http.ResponseWriter, r *http.Request) error {
 	path, err := a.pathParam(r)
 	if err != nil {
 		return err
 	}
+	return a.serveFile(w, r, path)
+}
+
+// serveFile sends a regular file's bytes: http.ServeContent streams them
+// (with sendfile) and answers Range requests too, when the file can seek
+// and has a size; a file that cannot or has none (those of /proc and /sys)
+// is streamed as it reads. What cannot be read at all (a directory, a
+// device, a named pipe, /proc/PID/mem) is a 4xx before anything is sent.
+func (a *Agent) serveFile(w http.ResponseWriter, r *http.Request, path string) error {
 	// Non-blocking, so that opening a named pipe does not wait for a writer.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {

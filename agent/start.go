@@ -100,7 +100,7 @@ func (a *Agent) launch(l launch) (*command, error) {
 		return nil, startError(l.argv[0], err)
 	}
 	c := &command{
-		pid: cmd.Process.Pid, tag: l.tag, info: l.info, out: newOutput(outputLimit),
+		pid: cmd.Process.Pid, tag: l.tag, info: l.info, argv: l.argv, env: l.env, out: newOutput(outputLimit),
 		stdin: w.stdin, tty: w.tty, exited: make(chan struct{}), done: make(chan struct{}),
 	}
 	c.info.PID, c.info.Tag, c.info.Cwd, c.info.User, c.info.Pty = c.pid, l.tag, cwd, acct.name, l.pty != nil

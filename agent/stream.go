@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"io"
@@ -33,30 +34,67 @@ func (a *Agent) streamEvents(w http.ResponseWriter, r *http.Request, c *command)
 		return
 	}
 	flush(w)
+	ew := &eventWriter{w: w, encode: ndjsonEvent}
+	if err := followOutput(r.Context(), w, c, ew.write, keepalive{}); err != nil {
+		if r.Context().Err() == nil {
+			a.log.Debug("command stream cut", "pid", c.pid, "err", err)
+		}
+		return
+	}
+	writeLine(w, c.endEvent()) // sent as the handler returns
+}
+
+// keepalive is what a stream sends when it has sent nothing for a while,
+// so that proxies and idle timers keep it open.
+type keepalive struct {
+	every time.Duration // 0: never
+	send  func() error
+}
+
+// followOutput writes c's output to w through write, from the oldest byte
+// its buffer holds, then live, batched as described above; with
+// ping.every, ping.send is called (and flushed) every ping.every that
+// finds the stream waiting for output. It answers nil once the output has
+// ended, all of it written (c has ended: its end event may follow), ctx's
+// error when ctx ends first, and write's or ping's error when one fails.
+func followOutput(ctx context.Context, w http.ResponseWriter, c *command, write func([]chunk) error, ping keepalive) error {
 	rd := c.out.attach()
 	defer rd.detach()
-	ew := &eventWriter{w: w}
 	timer := time.NewTimer(flushDelay)
 	timer.Stop()
 	defer timer.Stop()
+	var pings <-chan time.Time
+	if ping.every > 0 {
+		ticker := time.NewTicker(ping.every)
+		defer ticker.Stop()
+		pings = ticker.C
+	}
 	var due <-chan time.Time // set while written output waits for a flush
 	for {
-		chunks, err := rd.next(r.Context(), due)
+		idle := due
+		if idle == nil {
+			idle = pings
+		}
+		chunks, err := rd.next(ctx, idle)
 		switch {
-		case errors.Is(err, errIdle):
+		case errors.Is(err, errIdle) && due != nil:
 			flush(w)
 			due = nil
 			continue
+		case errors.Is(err, errIdle): // quiet since the last ping
+			if err := ping.send(); err != nil {
+				return err
+			}
+			flush(w)
+			continue
 		case errors.Is(err, io.EOF):
 			<-c.done
-			writeLine(w, c.endEvent()) // sent as the handler returns
-			return
+			return nil
 		case err != nil:
-			return // the client left
+			return err // ctx ended: the client left
 		}
-		if err := ew.write(chunks); err != nil {
-			a.log.Debug("command stream cut", "pid", c.pid, "err", err)
-			return
+		if err := write(chunks); err != nil {
+			return err
 		}
 		if due == nil {
 			timer.Reset(flushDelay)
@@ -67,17 +105,18 @@ func (a *Agent) streamEvents(w http.ResponseWriter, r *http.Request, c *command)
 			flush(w)
 			due = nil
 		case <-c.out.ended():
-		case <-r.Context().Done():
-			return
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
 
-// eventWriter writes output chunks as NDJSON CommandEvents, encoding them
-// by hand: {"type":"stdout","data":"<base64>"}.
+// eventWriter writes output chunks as events, each encoded by encode,
+// merging adjacent chunks of one stream.
 type eventWriter struct {
 	w       io.Writer
-	pending []byte // data of the event being merged
+	encode  func(buf []byte, stream string, data []byte) []byte // appends one event of data to buf
+	pending []byte                                              // data of the event being merged
 	stream  string
 	line    []byte
 }
@@ -101,12 +140,18 @@ func (ew *eventWriter) emit() error {
 	if len(ew.pending) == 0 {
 		return nil
 	}
-	ew.line = append(ew.line[:0], `{"type":"`...)
-	ew.line = append(ew.line, ew.stream...)
-	ew.line = append(ew.line, `","data":"`...)
-	ew.line = base64.StdEncoding.AppendEncode(ew.line, ew.pending)
-	ew.line = append(ew.line, "\"}\n"...)
+	ew.line = ew.encode(ew.line[:0], ew.stream, ew.pending)
 	ew.pending = ew.pending[:0]
 	_, err := ew.w.Write(ew.line)
 	return err
+}
+
+// ndjsonEvent appends data as one NDJSON CommandEvent, encoded by hand:
+// {"type":"stdout","data":"<base64>"}.
+func ndjsonEvent(buf []byte, stream string, data []byte) []byte {
+	buf = append(buf, `{"type":"`...)
+	buf = append(buf, stream...)
+	buf = append(buf, `","data":"`...)
+	buf = base64.StdEncoding.AppendEncode(buf, data)
+	return append(buf, "\"}\n"...)
 }

@@ -44,26 +44,61 @@ func (a *Agent) watchFiles(w http.ResponseWriter, r *http.Request) error {
 			return invalidField("recursive", "recursive must be true or false, not %s", quote(v))
 		}
 	}
+	wt, err := a.openWatch(path, recursive)
+	if err != nil {
+		return err
+	}
+	defer a.closeWatch(wt)
+	startStream(w, http.StatusOK)
+	a.streamWatch(r.Context(), w, wt)
+	return nil
+}
+
+// watch is an fsnotify watch of a path, which Close stops.
+type watch struct {
+	*fsnotify.Watcher
+	recursive bool // every directory under the path is watched, new ones too (follow)
+}
+
+// openWatch watches path, and with recursive (and a directory) every
+// directory under it. Changes after it answers are seen. Close it with
+// closeWatch.
+func (a *Agent) openWatch(path string, recursive bool) (*watch, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return fsError(path, err)
+		return nil, fsError(path, err)
 	}
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
-		return watchError(path, err)
+		return nil, watchError(path, err)
 	}
-	defer watcher.Close()
 	if !a.track(watcher) {
-		return apiError(http.StatusServiceUnavailable, "the agent is shutting down")
+		watcher.Close()
+		return nil, apiError(http.StatusServiceUnavailable, "the agent is shutting down")
 	}
-	defer a.untrack(watcher)
-	recursive = recursive && fi.IsDir()
-	if err := addWatches(watcher, path, recursive); err != nil {
-		return watchError(path, err)
+	wt := &watch{Watcher: watcher, recursive: recursive && fi.IsDir()}
+	if err := addWatches(watcher, path, wt.recursive); err != nil {
+		a.closeWatch(wt)
+		return nil, watchError(path, err)
 	}
-	startStream(w, http.StatusOK)
-	a.streamWatch(r.Context(), w, watcher, recursive)
-	return nil
+	return wt, nil
+}
+
+func (a *Agent) closeWatch(wt *watch) {
+	a.untrack(wt.Watcher)
+	wt.Close()
+}
+
+// follow watches the directory ev created under a recursive watch, and
+// those under it, before the event is passed on: changes in it after the
+// client has seen the event are seen too.
+func (wt *watch) follow(ev fsnotify.Event) {
+	if !wt.recursive || !ev.Has(fsnotify.Create) {
+		return
+	}
+	if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+		addWatches(wt.Watcher, ev.Name, true)
+	}
 }
 
 // watchError describes a watch that could not be set: inotify's limits
@@ -76,26 +111,22 @@ func watchError(path string, err error) error {
 	return fsError(path, err)
 }
 
-// streamWatch writes the watcher's events until ctx ends or it closes.
-func (a *Agent) streamWatch(ctx context.Context, w http.ResponseWriter, watcher *fsnotify.Watcher, recursive bool) {
+// streamWatch writes the watch's events until ctx ends or it closes.
+func (a *Agent) streamWatch(ctx context.Context, w http.ResponseWriter, wt *watch) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case err, ok := <-watcher.Errors:
+		case err, ok := <-wt.Errors:
 			if !ok {
 				return
 			}
 			a.log.Warn("watch", "err", err)
-		case ev, ok := <-watcher.Events:
+		case ev, ok := <-wt.Events:
 			if !ok {
 				return
 			}
-			if recursive && ev.Has(fsnotify.Create) {
-				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-					addWatches(watcher, ev.Name, true)
-				}
-			}
+			wt.follow(ev)
 			now := time.Now().UTC()
 			for _, o := range fileOps {
 				if ev.Has(o.op) {
@@ -104,7 +135,7 @@ func (a *Agent) streamWatch(ctx context.Context, w http.ResponseWriter, watcher 
 					}
 				}
 			}
-			if len(watcher.Events) == 0 {
+			if len(wt.Events) == 0 {
 				flush(w)
 			}
 		}
