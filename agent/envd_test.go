@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"net/textproto"
 	"os"
 	"os/user"
@@ -24,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sbxdev/sbx/agent"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/testenv"
 )
@@ -574,19 +571,7 @@ func TestEnvdSharesCommands(t *testing.T) {
 // agent's own streams do: the headers with the start event, and the end
 // event with the end of the stream and of the response.
 func TestEnvdShortStartInTwoWrites(t *testing.T) {
-	a, err := agent.New(agent.Config{Token: token, Workdir: t.TempDir(), Env: testenv.AgentEnv(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(a.Handler())
-	ln := &recordingListener{Listener: srv.Listener}
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { a.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
-	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, url: srv.URL}
+	e, ln := recordedEnv(t)
 	e.envdStart(map[string]any{"process": map[string]any{"cmd": "true"}}, nil).wait()
 	writes := ln.writes()
 	if len(writes) != 2 {

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -18,18 +19,8 @@ import (
 // A short command's stream costs two writes to the network: the headers
 // with the start event, and the end event with the end of the response.
 func TestShortCommandStreamsInTwoWrites(t *testing.T) {
-	a, err := agent.New(agent.Config{Token: token, Workdir: t.TempDir(), Env: testenv.AgentEnv(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(a.Handler())
-	ln := &recordingListener{Listener: srv.Listener}
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { a.Close() })
-
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/commands", strings.NewReader(`{"args":["true"]}`))
+	e, ln := recordedEnv(t)
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/commands", strings.NewReader(`{"args":["true"]}`))
 	req.Header.Set(apiv1.AccessTokenHeader, token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -51,6 +42,25 @@ func TestShortCommandStreamsInTwoWrites(t *testing.T) {
 	if w := writes[1]; !strings.Contains(w, `"type":"end"`) || !strings.HasSuffix(w, "0\r\n\r\n") {
 		t.Errorf("last write %q: want the end event and the end of the response", w)
 	}
+}
+
+// recordedEnv is an agent served in-process whose writes to the network
+// are recorded.
+func recordedEnv(t *testing.T) (*env, *recordingListener) {
+	t.Helper()
+	a, err := agent.New(agent.Config{Token: token, Workdir: t.TempDir(), Env: testenv.AgentEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(a.Handler())
+	ln := &recordingListener{Listener: srv.Listener}
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { a.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
+	t.Cleanup(cancel)
+	return &env{t: t, ctx: ctx, url: srv.URL}, ln
 }
 
 // recordingListener keeps what the server writes to each connection, a

@@ -95,6 +95,9 @@ func (s *Server) network(w http.ResponseWriter, r *http.Request, c sbx.Caller) e
 	if e == nil {
 		e = &sbx.Egress{Mode: sbx.EgressInternet}
 	}
+	if _, err := s.live(r, c); err != nil {
+		return err
+	}
 	if _, err := s.mgr.SetEgress(r.Context(), c, r.PathValue("id"), *e); err != nil {
 		return err
 	}

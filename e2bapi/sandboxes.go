@@ -322,6 +322,9 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, c sbx.Caller
 	if body.Timeout == nil {
 		return sbx.Invalid("timeout", "timeout (seconds) is required")
 	}
+	if _, err := s.live(r, c); err != nil {
+		return err
+	}
 	if _, err := s.mgr.SetTimeout(r.Context(), c, r.PathValue("id"), body.duration()); err != nil {
 		return err
 	}
@@ -334,6 +337,9 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, c sbx.Caller) e
 		Duration int64 `json:"duration"`
 	}
 	if err := decode(r, &body); err != nil {
+		return err
+	}
+	if _, err := s.live(r, c); err != nil {
 		return err
 	}
 	if _, err := s.mgr.Refresh(r.Context(), c, r.PathValue("id"), time.Duration(body.Duration)*time.Second); err != nil {

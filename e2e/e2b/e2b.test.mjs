@@ -162,6 +162,31 @@ test('PTY: create, input, resize, kill', async () => {
   await assert.rejects(pty.wait())
 })
 
+test('snapshots, fork and the network policy', async () => {
+  await sbx.files.write('/tmp/state.txt', 'before the snapshot')
+  const snap = await sbx.createSnapshot({ name: `snap-${run}` })
+  assert.deepEqual(snap.names, [`snap-${run}`])
+  const listed = await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems()
+  assert.ok(listed.some((s) => s.snapshotId === snap.snapshotId), JSON.stringify(listed))
+  const restored = await Sandbox.create(snap.snapshotId, { metadata: { run } })
+  sandboxes.push(restored)
+  assert.equal(await restored.files.read('/tmp/state.txt'), 'before the snapshot')
+  await restored.kill()
+  assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true)
+  assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), false, 'a deleted snapshot is not found')
+
+  const [child] = await sbx.fork()
+  assert.ok(child instanceof Sandbox, String(child))
+  sandboxes.push(child)
+  assert.equal(await child.files.read('/tmp/state.txt'), 'before the snapshot')
+  await child.kill()
+
+  await sbx.updateNetwork({ denyOut: ['0.0.0.0/0'] })
+  assert.deepEqual((await sbx.getInfo()).network.denyOut, ['0.0.0.0/0'])
+  await sbx.updateNetwork({})
+  assert.equal((await sbx.getInfo()).network.denyOut, undefined)
+})
+
 test('pause and resume keep a file and a running process', async () => {
   await sbx.files.write('/tmp/kept.txt', 'kept')
   const counter = await sbx.commands.run('i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.2; done', { background: true, timeoutMs: 0 })
