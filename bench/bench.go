@@ -63,6 +63,10 @@ type Config struct {
 	// transfer is timed Rounds times.
 	Calls, OutputMB, FileMB int
 
+	// SDK only: the directory of the SDKs (sdk/ of the repository), and
+	// the interpreters of their bench scripts (default node and python3).
+	SDKDir, Node, Python string
+
 	// Name keeps this run apart from others on the host: it is the
 	// nftables table, the cgroup parent (and, with "raw" after it, the
 	// baselines' cgroup parent) and the prefix of network namespaces.

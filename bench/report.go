@@ -63,6 +63,7 @@ type Report struct {
 	State     *StateResult      `json:"state,omitempty"`
 	Code      *CodeResult       `json:"code,omitempty"`
 	E2B       *E2BResult        `json:"e2b,omitempty"`
+	SDK       *SDKResult        `json:"sdk,omitempty"`
 	Notes     []string          `json:"notes,omitempty"`
 
 	Rows []Row `json:"rows"` // the table: what was measured against its baseline and target
@@ -175,6 +176,9 @@ func (r *Report) rows() []Row {
 	}
 	if b := r.E2B; b != nil {
 		rows = append(rows, b.rows()...)
+	}
+	if s := r.SDK; s != nil {
+		rows = append(rows, s.rows()...)
 	}
 	if p := r.Preview; p != nil {
 		rows = append(rows, p.rows()...)

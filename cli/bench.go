@@ -26,7 +26,7 @@ import (
 func newBench(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure sbx against baselines taken in the same run"}
 	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", hostserve.DataDir), "data dir of sbx serve, where its templates and runsc are ($SBX_DATA_DIR)")
-	cmd.AddCommand(newBenchLifecycle(g), newBenchExec(g), newBenchPreview(g), newBenchState(g), newBenchCode(g), newBenchE2B(g), newBenchSpawn())
+	cmd.AddCommand(newBenchLifecycle(g), newBenchExec(g), newBenchPreview(g), newBenchState(g), newBenchCode(g), newBenchE2B(g), newBenchSDK(g), newBenchSpawn())
 	return cmd
 }
 
