@@ -4,7 +4,7 @@
 # CI=true, tests that would skip for a missing prerequisite fail instead.
 source "$(dirname "$0")/lib.sh"
 ensure_go
-apt_install debootstrap nftables iproute2 e2fsprogs mount runc postgresql openssh-client curl chromium novnc python3-ipykernel python3-matplotlib nodejs
+apt_install debootstrap nftables iproute2 e2fsprogs mount runc postgresql openssh-client curl chromium novnc python3-ipykernel python3-matplotlib python3-httpx python3-websockets nodejs
 command -v npm >/dev/null || apt_install npm # Debian's nodejs leaves npm apart; NodeSource's carries it
 start_postgres
 cd "$ROOT"
@@ -18,8 +18,11 @@ if ! go mod tidy -diff; then
   exit 1
 fi
 build_runsc "$ROOT/bin/runsc"
-# The unmodified E2B SDKs that e2e TestE2BSDKLocal drives, as its lockfile pins them.
-npm ci --prefix "$ROOT/e2e/e2b" --no-audit --no-fund --loglevel=error
+# The unmodified E2B SDKs that e2e TestE2BSDKLocal drives, and the
+# TypeScript SDK's compiler and test dependencies, as their lockfiles pin them.
+for dir in e2e/e2b sdk/typescript; do
+  npm ci --prefix "$ROOT/$dir" --no-audit --no-fund --loglevel=error
+done
 export SBX_RUNSC="$ROOT/bin/runsc"
 go vet ./...
 go test -count=1 -timeout 40m ./... "$@"

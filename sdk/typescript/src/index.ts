@@ -1,0 +1,16 @@
+export { Sandbox } from "./sandbox.js";
+export type { SandboxCreateOptions, SandboxConnectOptions, SnapshotOptions } from "./sandbox.js";
+export { SbxClient, DefaultURL, apiPath, sandboxPath } from "./client.js";
+export type { ConnectionOptions, CallArgs, FileData, ListSandboxesOptions, Page, Query, SendOptions, WebSocketConstructor, WebSocketLike } from "./client.js";
+export { Commands, CommandHandle, DisconnectedError } from "./commands.js";
+export type { CommandOptions, CommandResult, FollowOptions } from "./commands.js";
+export { Files, WatchHandle } from "./files.js";
+export type { FileUpload, WriteOptions } from "./files.js";
+export { Pty, PtyHandle, PtyProtocol, KeyProtocolPrefix } from "./pty.js";
+export type { PtyOptions, PtyControl } from "./pty.js";
+export { Code, Execution, Result } from "./code.js";
+export type { ExecutionError, RunCodeOptions } from "./code.js";
+export * from "./errors.js";
+export { operations } from "./generated.js";
+export type * as api from "./generated.js";
+export type { OperationId, Operations, OperationSpec } from "./generated.js";
