@@ -37,7 +37,9 @@ type SDKTimes struct {
 const sdkRounds = 3
 
 // SDK runs the SDK benchmark on a real serve in this process: N loops per
-// client, in sdkRounds rounds. The SDKs' loops are their bench scripts
+// client, in sdkRounds rounds. Every client's create waits until the
+// sandbox is ready, so that the run of true that follows is a round trip
+// alone. The SDKs' loops are their bench scripts
 // (sdk/typescript/bench.mjs and sdk/python/bench.py under cfg.SDKDir),
 // run by cfg.Node and cfg.Python.
 func SDK(ctx context.Context, cfg Config) (*Report, error) {
@@ -95,7 +97,10 @@ func (e *execLab) goLoop(ctx context.Context, n int) (map[string][]float64, erro
 			op string
 			fn func() error
 		}{
-			{"create", func() (err error) { sb, err = e.c.Create(ctx, e.cfg.Template, nil); return err }},
+			{"create", func() (err error) {
+				sb, err = e.c.Create(ctx, e.cfg.Template, &client.CreateOptions{WaitReady: true})
+				return err
+			}},
 			{"run", func() error {
 				res, err := sb.Commands.Run(ctx, "true", nil)
 				if err == nil && res.ExitCode != 0 {

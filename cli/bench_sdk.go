@@ -17,7 +17,8 @@ func newBenchSDK(g *globals) *cobra.Command {
 		Short: "Measure the TypeScript and Python SDKs against the Go client: create, run true, delete",
 		Long: `Measure the SDKs' overhead: a real sbx serve, in this process, on a temporary
 data directory with its own nftables table, address pool and cgroup parent,
-and the same loop, create a sandbox of --template, run true in it, delete it,
+and the same loop, create a sandbox of --template (waiting until it is
+ready), run true in it, delete it,
 --n times through each of the Go client (in this process), the TypeScript SDK
 (--sdk-dir/typescript/bench.mjs, run by --node, on its built dist) and the
 Python SDK (--sdk-dir/python/bench.py, run by --python), in 3 rounds taken

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // bench.mjs times the SDK's create → run `true` → delete loop against the
 // server of SBX_URL and SBX_API_KEY: SBX_BENCH_N loops (default 20) of
-// SBX_BENCH_TEMPLATE (default base), after 2 warm-up loops, each operation
+// SBX_BENCH_TEMPLATE (default base), each created with waitReady, after 2
+// warm-up loops, each operation
 // timed with performance.now(). It prints one JSON line to stdout:
 // {"create":[ms,...],"run":[ms,...],"delete":[ms,...]}. It needs the built
 // SDK (npm run build).
@@ -19,7 +20,7 @@ const times = { create: [], run: [], delete: [] };
 
 async function loop(record) {
   let t = performance.now();
-  const sandbox = await Sandbox.create(template, { client });
+  const sandbox = await Sandbox.create(template, { client, waitReady: true });
   const created = performance.now() - t;
   try {
     t = performance.now();
