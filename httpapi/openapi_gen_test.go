@@ -415,6 +415,7 @@ type multipartUpload struct {
 
 var (
 	pathQuery   = param{"path", "A path inside the sandbox; relative paths are relative to /workspace.", str, false}
+	modeQuery   = param{"mode", "The file's permissions in octal, e.g. 755; default 644, or a replaced file's.", str, false}
 	userQuery   = param{"user", "The user (name or UID, NAME[:GROUP]) new files and directories belong to; default the sandbox's default user (the template's: user in base and code-interpreter, else root).", str, false}
 	agentErrs   = []int{400, 401, 403, 404, 409, 502, 503, 504, 507} // 507: waking the sandbox found no room on the host's disk
 	streamsNote = " The stream is NDJSON: one JSON object per line, flushed as it comes."
@@ -448,7 +449,7 @@ var agentOperations = map[string]op{
 	"POST /pty/{ref}/resize": {id: "resizePty", summary: "Resize a terminal", body: apiv1.PtySize{}, bodyRequired: true, status: 204, errors: agentErrs},
 	"GET /files": {id: "readFile", summary: "A file's bytes, streamed", query: []param{pathQuery},
 		status: 200, response: binary{}, responseType: "application/octet-stream", errors: agentErrs},
-	"PUT /files": {id: "writeFile", summary: "Write the body to a file, streamed; parents are made", query: []param{pathQuery, userQuery},
+	"PUT /files": {id: "writeFile", summary: "Write the body to a file, streamed; parents are made", query: []param{pathQuery, modeQuery, userQuery},
 		body: binary{}, bodyType: "application/octet-stream", bodyRequired: true, status: 200, response: apiv1.EntryInfo{}, errors: agentErrs},
 	"POST /files": {id: "uploadFiles", summary: "Upload several files (multipart/form-data) under a directory", query: []param{pathQuery, userQuery},
 		body: multipartUpload{}, bodyType: "multipart/form-data", bodyRequired: true, status: 200, response: apiv1.EntryList{}, errors: agentErrs},

@@ -14,6 +14,8 @@ export interface FileUpload {
 export interface WriteOptions {
   /** The user that owns what is made; default the sandbox's default user. */
   user?: string;
+  /** The file's permissions in octal, e.g. "755"; default 644, or a replaced file's. */
+  mode?: string;
 }
 
 /**
@@ -63,7 +65,7 @@ export class Files {
    */
   write(path: string, data: FileData, opts: WriteOptions = {}): Promise<EntryInfo> {
     return this.client.request("PUT", this.#path(), {
-      query: { path, user: opts.user },
+      query: { path, mode: opts.mode, user: opts.user },
       body: toBody(data),
       contentType: "application/octet-stream",
     });

@@ -1597,7 +1597,7 @@ export const operations = {
   uploadCapability: { method: "POST", path: "/api/v1/org/{org}/capabilities", pathParams: ["org"], queryParams: [], headerParams: [], bodyType: "application/gzip", bodySchema: null, responseType: "application/json", responseSchema: "Capability", summary: "Upload a capability bundle, a tar.gz, to the org's inventory (owners and admins)" },
   uploadFiles: { method: "POST", path: "/api/v1/sandboxes/{id}/files", pathParams: ["id"], queryParams: ["path","user"], headerParams: [], bodyType: "multipart/form-data", bodySchema: "multipartUpload", responseType: "application/json", responseSchema: "EntryList", summary: "Upload several files (multipart/form-data) under a directory" },
   watchFiles: { method: "GET", path: "/api/v1/sandboxes/{id}/files/watch", pathParams: ["id"], queryParams: ["path","recursive"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/x-ndjson", responseSchema: "FileEvent", summary: "Stream a directory's changes until the client leaves" },
-  writeFile: { method: "PUT", path: "/api/v1/sandboxes/{id}/files", pathParams: ["id"], queryParams: ["path","user"], headerParams: [], bodyType: "application/octet-stream", bodySchema: null, responseType: "application/json", responseSchema: "EntryInfo", summary: "Write the body to a file, streamed; parents are made" },
+  writeFile: { method: "PUT", path: "/api/v1/sandboxes/{id}/files", pathParams: ["id"], queryParams: ["path","mode","user"], headerParams: [], bodyType: "application/octet-stream", bodySchema: null, responseType: "application/json", responseSchema: "EntryInfo", summary: "Write the body to a file, streamed; parents are made" },
   writeStdin: { method: "POST", path: "/api/v1/sandboxes/{id}/commands/{ref}/stdin", pathParams: ["id","ref"], queryParams: [], headerParams: [], bodyType: "application/octet-stream", bodySchema: null, responseType: null, responseSchema: null, summary: "Write the body's bytes to a command's stdin (or its terminal)" },
   writeVolumeFile: { method: "PUT", path: "/api/v1/volumes/{volume}/files", pathParams: ["volume"], queryParams: ["path"], headerParams: [], bodyType: "application/octet-stream", bodySchema: null, responseType: "application/json", responseSchema: "EntryInfo", summary: "Write the body to a volume's file, without a sandbox; parents are made" },
 } as const satisfies Record<string, OperationSpec>;
@@ -3390,6 +3390,8 @@ export interface Operations {
     query: {
       /** A path inside the sandbox; relative paths are relative to /workspace. */
       path?: string;
+      /** The file's permissions in octal, e.g. 755; default 644, or a replaced file's. */
+      mode?: string;
       /** The user (name or UID, NAME[:GROUP]) new files and directories belong to; default the sandbox's default user (the template's: user in base and code-interpreter, else root). */
       user?: string;
     };

@@ -78,6 +78,8 @@ test("files: text, bytes, streams, multipart, list, stat, mkdir, rename, remove"
   assert.deepEqual(await sb.files.readBytes("/tmp/bin"), bytes);
   assert.equal((await sb.files.stat("/tmp/bin")).size, 256);
   assert.equal((await sb.commands.run("stat -c %U /tmp/bin")).stdout, "root\n");
+  assert.equal((await sb.files.write("/tmp/run.sh", "#!/bin/sh\necho ran\n", { mode: "755" })).mode, "0755");
+  assert.equal((await sb.commands.run("/tmp/run.sh")).stdout, "ran\n");
   const big = new Uint8Array(3 << 20).map((_, i) => i % 251);
   let n = 0;
   const stream = new ReadableStream({ pull(c) { if (n >= big.length) return c.close(); c.enqueue(big.subarray(n, n + 65536)); n += 65536; } });
