@@ -32,6 +32,7 @@ type CreateSandboxRequest struct {
 	Preview    *Preview          `json:"preview,omitempty"`
 	Ports      []int             `json:"ports,omitempty" doc:"Ports the sandbox serves, listed with their preview URLs in its detail (every port is reachable either way); not 22 or 49983."`
 	Egress     *Egress           `json:"egress,omitempty" doc:"What the sandbox may connect to; default: its template's default policy, else the server's (the internet, or none with serve --deny-egress)."`
+	Provider   string            `json:"provider,omitempty" maxLength:"64" doc:"The provider the sandbox runs on, one of the server's (GET /api/v1/observability/summary lists them with their capabilities); default the server's default provider (a sandbox from a snapshot: the snapshot's)."`
 	WarmPool   string            `json:"warmPool,omitempty" enum:"prefer,require,bypass" doc:"How the create uses its template's warm pool: prefer (the default) checks out a ready sandbox when the pool has one and the create's options allow (its size, no volumes, GPU, image or snapshot; env, metadata, timeout, egress and ports are the create's own), else creates cold and says why in the timeline; require fails with 503 warm_pool_unavailable instead; bypass never uses the pool."`
 	Volumes    []VolumeMount     `json:"volumes,omitempty" doc:"Volumes of its project to mount (at most 8), each at a directory the template has. One sandbox at a time mounts a volume read-write; any number read-only."`
 }

@@ -86,6 +86,7 @@ func newSandboxCreate(g *globals) *cobra.Command {
 	f.StringVar(&image.URI, "image", "", "start from this OCI image (REGISTRY/REPOSITORY[:TAG] or @sha256:DIGEST) in place of a template, pulled and kept by the server")
 	f.StringVar(&image.Username, "registry-username", "", "with --image: the registry's username; its password or token is read from $SBX_REGISTRY_PASSWORD, never a flag")
 	f.StringVar(&o.WarmPool, "warm-pool", "", "how to use the template's warm pool: prefer (default), require or bypass")
+	f.StringVar(&o.Provider, "provider", "", "the provider it runs on, one of the server's (sbx summary lists them); default the server's")
 	f.Var(volumesValue{&o.Volumes}, "volume", "mount a volume of the project: NAME:PATH, or NAME:PATH:ro read-only (repeatable)")
 	f.StringVar(&o.SnapshotID, "snapshot", "", "start from this snapshot (its ID) in place of a template: the sandbox goes on from its memory, processes and files, with the snapshot's size")
 	return cmd

@@ -44,6 +44,9 @@ type CreateOptions struct {
 	// WarmPool is how the create uses the template's warm pool: prefer
 	// (""), require or bypass.
 	WarmPool string
+	// Provider is the provider the sandbox runs on, one of the server's;
+	// default the server's default.
+	Provider string
 	// IdempotencyKey makes the create safe to retry: the same key with the
 	// same options answers the sandbox the first request made. Create
 	// makes one when it is empty, and retries with it when the connection
@@ -80,7 +83,7 @@ func (c *Client) Create(ctx context.Context, template string, opts *CreateOption
 		TemplateID: template, Timeout: seconds(opts.Timeout), WaitReady: opts.WaitReady,
 		EnvVars: opts.EnvVars, Metadata: opts.Metadata, AutoPause: opts.AutoPause,
 		GPU: opts.GPU, Kind: opts.Kind, Preview: opts.Preview, Ports: opts.Ports, Egress: opts.Egress, Image: opts.Image, ProjectID: opts.ProjectID,
-		SnapshotID: opts.SnapshotID, Volumes: opts.Volumes, WarmPool: opts.WarmPool,
+		SnapshotID: opts.SnapshotID, Volumes: opts.Volumes, WarmPool: opts.WarmPool, Provider: opts.Provider,
 	}
 	if opts.CPU != 0 {
 		req.CPU = &opts.CPU

@@ -22,6 +22,11 @@ func TestLifecycleOverHTTP(t *testing.T) {
 	if sb.Kind != "world" || sb.CPU != 1.5 || sb.MemoryMB != 1024 || sb.Timeout != 600 || sb.Provider != "memory" {
 		t.Errorf("create options not kept: %+v", sb)
 	}
+	if named := s.create(map[string]any{"provider": "memory"}); named.Provider != "memory" {
+		t.Errorf("a create naming its provider: %+v", named)
+	}
+	s.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "provider": "docker"}, http.StatusBadRequest,
+		`provider "docker" is not one of this server's: memory`)
 	if len(sb.EnvVarNames) != 1 || sb.EnvVarNames[0] != "TOKEN" || strings.Contains(s.rawGet(sb.ID), "s3cret-value") {
 		t.Errorf("env vars: names %v; values must never be returned", sb.EnvVarNames)
 	}

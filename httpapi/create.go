@@ -16,7 +16,7 @@ func (s *Server) parseCreate(data []byte) (lifecycle.CreateRequest, string, erro
 	}
 	ask := lifecycle.Ask{TemplateID: body.TemplateID, Image: imageOf(body.Image), SnapshotID: body.SnapshotID, WarmPool: body.WarmPool, Kind: body.Kind, Timeout: body.Timeout, CPU: body.CPU,
 		MemoryMB: body.MemoryMB, DiskMB: body.DiskMB, Env: body.EnvVars, Metadata: body.Metadata,
-		WaitReady: body.WaitReady, AutoPause: body.AutoPause, Ports: body.Ports, Egress: egressOf(body.Egress)}
+		WaitReady: body.WaitReady, AutoPause: body.AutoPause, Ports: body.Ports, Egress: egressOf(body.Egress), Provider: body.Provider}
 	if v := body.Preview; v != nil {
 		ask.Preview = &lifecycle.PreviewAsk{Access: v.Access, Host: v.Host, Wake: v.Wake}
 	}

@@ -78,7 +78,8 @@ type Ask struct {
 	WaitReady        bool
 	AutoPause        bool
 	Preview          *PreviewAsk
-	Ports            []int // the ports it serves, listed with their preview URLs
+	Ports            []int  // the ports it serves, listed with their preview URLs
+	Provider         string // "": the server's default
 }
 
 // PreviewAsk is a sandbox's preview policy as a caller asks for it.
@@ -115,7 +116,7 @@ func (m *Manager) Request(a Ask) (CreateRequest, error) {
 	var p sbx.Problems
 	l := m.cfg.Limits
 	req := CreateRequest{TemplateID: a.TemplateID, Image: a.Image, Kind: sbx.Kind(a.Kind), WaitReady: a.WaitReady, AutoPause: a.AutoPause,
-		Env: a.Env, Metadata: a.Metadata, SnapshotID: a.SnapshotID, Volumes: a.Volumes}
+		Env: a.Env, Metadata: a.Metadata, SnapshotID: a.SnapshotID, Volumes: a.Volumes, Provider: a.Provider}
 	switch {
 	case a.SnapshotID != "" && (a.Image != nil || a.TemplateID != ""):
 		p.Add("snapshotID", "give one of templateID, image and snapshotID")

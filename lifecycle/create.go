@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,6 +29,7 @@ type CreateRequest struct {
 	Resources  sbx.Resources
 	Egress     *sbx.Egress // checked (sbx.CheckEgress); nil: the template's default, else the server's (egress.go)
 	RuntimeID  string      // when set, the sandbox becomes this runtime's current one (runtimes.go)
+	Provider   string      // the provider it runs on; "": the server's default
 	// Once, when set, is the idempotency key the client sent: a retry
 	// finds the sandbox the first request made (CreateOnce).
 	Once *ledger.Once
@@ -104,6 +106,27 @@ func (m *Manager) replay(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	return sb, true, err
 }
 
+// createProvider picks a create's provider: the one it names, else the
+// server's default, else, from a snapshot, the snapshot's. A name this
+// server has no provider of is a 400 listing those it has; one configured
+// but down is a 503.
+func (m *Manager) createProvider(req *CreateRequest, sn *sbx.Snapshot) (sbx.Provider, error) {
+	if req.Provider == "" {
+		req.Provider = m.cfg.DefaultProvider
+		if sn != nil {
+			req.Provider = sn.Provider
+		}
+	}
+	_, configured := m.providers[req.Provider]
+	if _, down := m.missing[req.Provider]; !configured && !down {
+		return nil, sbx.Invalid("provider", "provider %q is not one of this server's: %s", req.Provider, strings.Join(m.providerNames(), ", "))
+	}
+	if sn != nil && sn.Provider != req.Provider {
+		return nil, sbx.Invalid("provider", "snapshot %s is on provider %s, not %s", sn.ID, sn.Provider, req.Provider)
+	}
+	return m.provider(req.Provider)
+}
+
 // Create records a new sandbox and starts its compute. Without WaitReady it
 // returns at once with the sandbox starting; with it, once the sandbox is
 // running, failed, or the ready wait ran out (a 504 naming the last step).
@@ -134,7 +157,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	if err := m.checkFunded(ctx, c.Org.ID, "create a sandbox"); err != nil {
 		return sbx.Sandbox{}, err
 	}
-	p, err := m.provider(m.cfg.DefaultProvider)
+	p, err := m.createProvider(&req, sn)
 	if err != nil {
 		return sbx.Sandbox{}, err
 	}

@@ -141,6 +141,22 @@ func (m *Manager) Wait(ctx context.Context) error {
 	}
 }
 
+// providerNames are the names of the providers this server has, sorted,
+// those down included.
+func (m *Manager) providerNames() []string {
+	var names []string
+	for name := range m.providers {
+		names = append(names, name)
+	}
+	for name := range m.missing {
+		if _, ok := m.providers[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // provider returns the named provider or a 503 that says why it is missing.
 func (m *Manager) provider(name string) (sbx.Provider, error) {
 	if p, ok := m.providers[name]; ok {

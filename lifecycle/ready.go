@@ -229,7 +229,7 @@ func (m *Manager) readySnapshot(ctx context.Context, req CreateRequest, defaults
 		return nil, err
 	}
 	for _, sn := range snaps {
-		if sn.TemplateVersion == defaults.Version && sn.Resources == req.Resources && sn.Provider == m.cfg.DefaultProvider {
+		if sn.TemplateVersion == defaults.Version && sn.Resources == req.Resources && sn.Provider == req.Provider {
 			return &sn, nil
 		}
 	}

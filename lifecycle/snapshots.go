@@ -213,9 +213,6 @@ func (m *Manager) fromSnapshot(ctx context.Context, c sbx.Caller, req *CreateReq
 	if sn.State != sbx.SnapshotReady {
 		return nil, sbx.Errorf(sbx.EConflict, "snapshot %s is %s: only a ready snapshot starts sandboxes", sn.ID, sn.State)
 	}
-	if sn.Provider != m.cfg.DefaultProvider {
-		return nil, sbx.Errorf(sbx.EConflict, "snapshot %s is on provider %s; new sandboxes go to %s", sn.ID, sn.Provider, m.cfg.DefaultProvider)
-	}
 	req.TemplateID, req.Resources = sn.TemplateID, sn.Resources // Request refused others
 	return &sn, nil
 }

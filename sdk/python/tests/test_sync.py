@@ -79,6 +79,9 @@ class ErrorsTest(LiveTest):
         with self.assertRaises(InvalidError) as cm:
             Sandbox.create("base", ports=[22])
         self.assertEqual(cm.exception.status, 400)
+        with self.assertRaises(InvalidError) as cm:
+            Sandbox.create("base", provider="nope")
+        self.assertIn('provider "nope" is not one of this server\'s', cm.exception.detail)
 
     def _org(self, **body: object) -> str:
         admin = Client.shared()

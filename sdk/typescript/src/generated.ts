@@ -291,6 +291,8 @@ export interface CreateSandboxRequest {
   preview?: Preview;
   /** The project the sandbox belongs to: one the key reaches (an org's key any of its org, a member's key one of its workspaces', a project's key its own). Default the key's project (an org's key: the org's first). */
   projectID?: string;
+  /** The provider the sandbox runs on, one of the server's (GET /api/v1/observability/summary lists them with their capabilities); default the server's default provider (a sandbox from a snapshot: the snapshot's). */
+  provider?: string;
   /** A snapshot to start from in place of a template: the sandbox goes on from the snapshot's memory, processes and files, with its own ID, address, access token, timeout and env (its source's env is replaced), and the snapshot's cpu, memory and disk (give none). Any number of sandboxes start from one snapshot. */
   snapshotID?: string;
   /** Template to start from: a name (base, code-interpreter, one of the project's), NAME:TAG (the version a tag names), a project's template ID (tpl-…), or a public image's reference with a registry path (REGISTRY/REPOSITORY[:TAG][@DIGEST], pulled and cached on first use); or give image, with credentials. */

@@ -41,6 +41,8 @@ export interface SandboxCreateOptions extends ConnectionOptions {
   volumes?: api.VolumeMount[];
   /** How the create uses the template's warm pool: prefer (default), require or bypass. */
   warmPool?: api.CreateSandboxRequest["warmPool"];
+  /** The provider it runs on, one of the server's; default the server's default. */
+  provider?: string;
   /** Makes the create safe to retry; default a fresh UUID (the create retries once with it when the connection fails). */
   idempotencyKey?: string;
 }
@@ -125,6 +127,7 @@ export class Sandbox {
     if (opts.snapshotId) req.snapshotID = opts.snapshotId;
     if (opts.volumes) req.volumes = opts.volumes;
     if (opts.warmPool) req.warmPool = opts.warmPool;
+    if (opts.provider) req.provider = opts.provider;
     const headers = { "Idempotency-Key": opts.idempotencyKey || uuid() };
     for (let attempt = 1; ; attempt++) {
       try {

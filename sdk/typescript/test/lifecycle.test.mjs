@@ -72,6 +72,8 @@ test("400: a bad request is an InvalidError naming the field", async () => {
   const err = await Sandbox.create("base", { timeout: 10 ** 9 }).catch((e) => e);
   assert.ok(err instanceof InvalidError || err instanceof SbxError, String(err));
   assert.equal(err.status, 400);
+  const unknown = await Sandbox.create("base", { provider: "nope" }).catch((e) => e);
+  assert.ok(unknown instanceof InvalidError && unknown.detail.includes(`provider "nope" is not one of this server's`), String(unknown));
 });
 
 test("402, 403: an org without credits, an unverified org, a plan limit and an admin route", async () => {

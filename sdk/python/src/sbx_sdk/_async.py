@@ -160,6 +160,7 @@ class AsyncSandbox:
                egress: Optional[g.Egress] = None, project_id: Optional[str] = None,
                image: Union[g.Image, str, None] = None, snapshot_id: Optional[str] = None,
                volumes: Optional[Sequence[g.VolumeMount]] = None, warm_pool: Optional[str] = None,
+               provider: Optional[str] = None,
                idempotency_key: Optional[str] = None, url: Optional[str] = None, api_key: Optional[str] = None,
                client: Optional[AsyncClient] = None) -> _Creating:
         """Starts a sandbox; see Sandbox.create. ``await`` it, or use it in ``async with``."""
@@ -168,7 +169,8 @@ class AsyncSandbox:
         body = create_request(template, timeout=timeout, wait_ready=wait_ready, env_vars=env_vars, metadata=metadata,
                               auto_pause=auto_pause, cpu=cpu, memory_mb=memory_mb, disk_mb=disk_mb, gpu=gpu, kind=kind,
                               preview=preview, ports=ports, egress=egress, project_id=project_id, image=image,
-                              snapshot_id=snapshot_id, volumes=volumes, warm_pool=warm_pool)
+                              snapshot_id=snapshot_id, volumes=volumes, warm_pool=warm_pool,
+                              provider=provider)
         key = idempotency_key or str(uuid.uuid4())
 
         async def run() -> "AsyncSandbox":

@@ -524,6 +524,11 @@ class CreateSandboxRequest(TypedDict, total=False):
     # any of its org, a member's key one of its workspaces', a project's key
     # its own). Default the key's project (an org's key: the org's first).
     projectID: str
+    # The provider the sandbox runs on, one of the server's (GET
+    # /api/v1/observability/summary lists them with their capabilities);
+    # default the server's default provider (a sandbox from a snapshot: the
+    # snapshot's).
+    provider: str
     # A snapshot to start from in place of a template: the sandbox goes on
     # from the snapshot's memory, processes and files, with its own ID,
     # address, access token, timeout and env (its source's env is replaced),

@@ -178,6 +178,7 @@ class Sandbox:
                egress: Optional[g.Egress] = None, project_id: Optional[str] = None,
                image: Union[g.Image, str, None] = None, snapshot_id: Optional[str] = None,
                volumes: Optional[Sequence[g.VolumeMount]] = None, warm_pool: Optional[str] = None,
+               provider: Optional[str] = None,
                idempotency_key: Optional[str] = None, url: Optional[str] = None, api_key: Optional[str] = None,
                client: Optional[Client] = None) -> "Sandbox":
         """Starts a sandbox from template (or, with template None, from image
@@ -191,7 +192,8 @@ class Sandbox:
         body = create_request(template, timeout=timeout, wait_ready=wait_ready, env_vars=env_vars, metadata=metadata,
                               auto_pause=auto_pause, cpu=cpu, memory_mb=memory_mb, disk_mb=disk_mb, gpu=gpu, kind=kind,
                               preview=preview, ports=ports, egress=egress, project_id=project_id, image=image,
-                              snapshot_id=snapshot_id, volumes=volumes, warm_pool=warm_pool)
+                              snapshot_id=snapshot_id, volumes=volumes, warm_pool=warm_pool,
+                              provider=provider)
         req = build("createSandbox", body=body, headers={"Idempotency-Key": idempotency_key or str(uuid.uuid4())})
         for attempt in range(1, CREATE_TRIES + 1):
             try:

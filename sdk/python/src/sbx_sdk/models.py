@@ -226,7 +226,7 @@ def create_request(template: Optional[str], *, timeout: Optional[float], wait_re
                    gpu: Optional[GPU], kind: Optional[str], preview: Optional[Preview], ports: Optional[Sequence[int]],
                    egress: Optional[Egress], project_id: Optional[str], image: Union[Image, str, None],
                    snapshot_id: Optional[str], volumes: Optional[Sequence[VolumeMount]],
-                   warm_pool: Optional[str]) -> CreateSandboxRequest:
+                   warm_pool: Optional[str], provider: Optional[str] = None) -> CreateSandboxRequest:
     body: CreateSandboxRequest = {}
     if template:
         body["templateID"] = template
@@ -267,6 +267,8 @@ def create_request(template: Optional[str], *, timeout: Optional[float], wait_re
         body["volumes"] = list(volumes)
     if warm_pool:
         body["warmPool"] = warm_pool  # type: ignore[typeddict-item]
+    if provider:
+        body["provider"] = provider
     return body
 
 
