@@ -59,7 +59,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	f := flag.NewFlagSet("agent", flag.ContinueOnError)
 	f.SetOutput(stderr)
 	f.IntVar(&port, "port", apiv1.AgentPort, "port to serve the agent API on")
-	f.IntVar(&tokenFD, "token-fd", -1, "an open descriptor to read the access token from, to its end (then closed): the token is never in the environment, argv or a file")
+	f.IntVar(&tokenFD, "token-fd", -1, "an open descriptor to read the access token from, to its end (then closed): the token is never in the environment, argv or a file; 0 is stdin (a container's, which a provider writes the token to)")
 	f.StringVar(&cfg.User, "user", "", "the user commands, PTYs and new files belong to unless a request names another (default: the agent's own)")
 	f.StringVar(&cfg.Workdir, "workdir", DefaultWorkdir, "default working directory, and base of relative paths")
 	f.StringVar(&cfg.Start, "start", "", "a command line to start in the background, tagged "+StartTag)
@@ -77,12 +77,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 		return usageError{"--log-level: " + err.Error()}
 	}
-	if tokenFD < 3 {
-		return usageError{"--token-fd must name the descriptor (3 or more) that holds the access token"}
+	if tokenFD < 0 || tokenFD == 1 || tokenFD == 2 {
+		return usageError{"--token-fd must name the descriptor that holds the access token: stdin (0), or 3 or more"}
 	}
 	token, err := ReadToken(tokenFD)
 	if err != nil {
 		return err
+	}
+	if tokenFD == 0 { // stdin, read to its end and closed: /dev/null takes its place
+		if err := reopenStdin(); err != nil {
+			return err
+		}
 	}
 	cfg.Token = token
 	cfg.Log = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/sbxdev/sbx/apiv1"
 )
@@ -144,4 +145,18 @@ func (a *Agent) fromHere(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// reopenStdin puts /dev/null on descriptor 0 once the token was read from
+// it and it was closed, so that nothing the agent opens later takes 0.
+func reopenStdin() error {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	if null.Fd() == 0 {
+		return nil
+	}
+	return syscall.Dup3(int(null.Fd()), 0, 0)
 }

@@ -4,7 +4,7 @@
 # CI=true, tests that would skip for a missing prerequisite fail instead.
 source "$(dirname "$0")/lib.sh"
 ensure_go
-apt_install debootstrap nftables iproute2 e2fsprogs mount runc postgresql openssh-client curl chromium novnc python3-ipykernel python3-matplotlib python3-httpx python3-websockets nodejs
+apt_install debootstrap nftables iproute2 e2fsprogs mount runc postgresql openssh-client curl chromium novnc python3-ipykernel python3-matplotlib python3-httpx python3-websockets nodejs docker.io
 command -v npm >/dev/null || apt_install npm # Debian's nodejs leaves npm apart; NodeSource's carries it
 start_postgres
 cd "$ROOT"

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/docker"
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/hostserve"
 	"github.com/sbxdev/sbx/internal/seal"
@@ -37,18 +38,22 @@ import (
 
 // Config is everything serve can be told.
 type Config struct {
-	DataDir         string        // default /var/lib/sbx
-	DatabaseURL     string        // a postgres:// URL; default the SQLite file ledger.db in DataDir
-	Listen          string        // default 127.0.0.1:7070
-	PublicURL       string        // default http://<listen>
-	Domain          string        // default sbx.localhost
-	DefaultProvider string        // default "local"
-	MaxTimeout      time.Duration // default 24h
-	HibernateAfter  time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
-	MaxForks        int           // the most children one fork makes; 0: lifecycle's default (16)
-	MeterInterval   time.Duration // how often running and paused sandboxes are settled; default 10s
-	InitialCredits  int64         // micro-credits the org made at first start gets; default DefaultInitialCredits
-	Local           LocalConfig   // the local gVisor provider, set up when it is the default provider
+	DataDir         string // default /var/lib/sbx
+	DatabaseURL     string // a postgres:// URL; default the SQLite file ledger.db in DataDir
+	Listen          string // default 127.0.0.1:7070
+	PublicURL       string // default http://<listen>
+	Domain          string // default sbx.localhost
+	DefaultProvider string // default "local"
+	// AlsoProviders are providers run beside the default, which a create
+	// may name ("local", "docker").
+	AlsoProviders  []string
+	MaxTimeout     time.Duration // default 24h
+	HibernateAfter time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
+	MaxForks       int           // the most children one fork makes; 0: lifecycle's default (16)
+	MeterInterval  time.Duration // how often running and paused sandboxes are settled; default 10s
+	InitialCredits int64         // micro-credits the org made at first start gets; default DefaultInitialCredits
+	Local          LocalConfig   // the local gVisor provider, set up when it is the default provider
+	Docker         DockerConfig  // the docker provider, set up when it is the default provider
 	// DenyEgress makes none the egress policy of a sandbox whose create,
 	// runtime and template name none, and, unless EgressModes says
 	// otherwise, the only mode a sandbox may have.
@@ -132,6 +137,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := network.CheckName(cfg.Local.Name); err != nil {
 		return fmt.Errorf("--name: %w", err)
 	}
+	for _, name := range cfg.AlsoProviders {
+		if name != local.Name && name != docker.Name {
+			return fmt.Errorf("--also-provider: %q is not a provider sbx runs beside another: local or docker", name)
+		}
+	}
 	egress, err := egressConfig(cfg)
 	if err != nil {
 		return err
@@ -167,7 +177,8 @@ func Run(ctx context.Context, cfg Config) error {
 
 	providers, engines := cfg.Providers, []apiv1.EngineStatus{}
 	var missingLocal string
-	if cfg.DefaultProvider == local.Name {
+	runs := func(name string) bool { return name == cfg.DefaultProvider || slices.Contains(cfg.AlsoProviders, name) }
+	if runs(local.Name) {
 		p, st, err := startLocal(ctx, cfg, log)
 		if err != nil {
 			return err
@@ -179,6 +190,13 @@ func Run(ctx context.Context, cfg Config) error {
 			log.Warn(st.Name+" not usable; sandboxes cannot run here", "detail", st.Detail)
 			missingLocal = st.Name + " is not usable: " + st.Detail
 		}
+	}
+	if runs(docker.Name) {
+		p, err := startDocker(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		providers = append(providers, p)
 	}
 	mgr := lifecycle.New(store, providers, lifecycle.Config{DefaultProvider: cfg.DefaultProvider, MaxTimeout: cfg.MaxTimeout,
 		HibernateAfter: cfg.HibernateAfter, RequireKYC: !cfg.KYCOff, Egress: egress, MaxForks: cfg.MaxForks,

@@ -43,6 +43,7 @@ var rules = []rule{
 	{from: "sshgate", not: []string{"ledger", "local/...", "server", "cli", "client", "bench", "template", "httpapi"}, why: "the SSH gateway is a surface: it calls the application layer, never the ledger or a provider"},
 	{from: "agent", not: []string{"ledger", "httpapi", "lifecycle", "local/...", "server", "cli", "client", "capability", "authz", "pricing"}, why: "the agent runs inside a sandbox and knows nothing of the control plane"},
 	{from: "local/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz"}, why: "a provider knows nothing of the control plane above sbx.Provider"},
+	{from: "docker/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/..."}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
 }
 
@@ -71,6 +72,7 @@ var importers = []struct {
 	// cli's serve and bench verbs import local too; cliClientVerbs holds
 	// the rest of cli to none of it.
 	{to: "local/...", by: []string{"local/...", "server", "bench", "cli"}, why: "only the wiring picks a provider"},
+	{to: "docker/...", by: []string{"docker/...", "server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "server", by: []string{"cli", "bench"}, why: "only sbx serve and sbx bench start a server"},
 }
 
@@ -83,7 +85,7 @@ var (
 )
 
 // neverLinked are test support, which the sbx binary must not link.
-var neverLinked = []string{"providertest", "internal/testenv", "internal/agenttest", "internal/testpg", "internal/testtemplates", "internal/contract", "internal/testregistry"}
+var neverLinked = []string{"providertest", "internal/testenv", "internal/agenttest", "internal/testpg", "internal/testtemplates", "internal/contract", "internal/testregistry", "docker/dockertest"}
 
 // exception is an edge that breaks a rule today and is being removed.
 type exception struct{ from, to, why string }

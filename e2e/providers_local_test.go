@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/client"
+	"github.com/sbxdev/sbx/docker/dockertest"
+)
+
+// One serve, one ledger, two providers: gVisor on this host (the default)
+// and a Docker daemon beside it (--also-provider docker). A create names
+// its provider or takes the default; each sandbox runs commands on its
+// own; the list, the summary (availability and capabilities) and the
+// wallet (spending by provider) show both; a fork of the docker sandbox is
+// a 501 naming docker.
+func TestLocalAndDockerInOneLedger(t *testing.T) {
+	host := dockertest.Host(t)
+	s := localServer(t, false, "--also-provider", "docker", "--docker-host", host)
+	onLocal := s.create(map[string]any{"waitReady": true})
+	onDocker := s.create(map[string]any{"waitReady": true, "provider": "docker"})
+	t.Cleanup(func() { s.do("DELETE", "/api/v1/sandboxes/"+onDocker.ID, nil) })
+	if onLocal.Provider != "local" || onDocker.Provider != "docker" {
+		t.Fatalf("providers: %s and %s", onLocal.Provider, onDocker.Provider)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
+	defer cancel()
+	c := client.New(client.Options{URL: s.url, APIKey: s.key, HTTPClient: s.http})
+	for _, sb := range []apiv1.Sandbox{onLocal, onDocker} {
+		res, err := c.Commands(sb.ID).Run(ctx, "tr '\\0' ' ' < /proc/1/cmdline", nil)
+		if err != nil || !strings.HasPrefix(res.Stdout, "/.sbx/sbx agent") {
+			t.Errorf("a command on %s: %+v %v", sb.Provider, res, err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, sb := range s.listAll("") {
+		seen[sb.Provider] = true
+	}
+	if !seen["local"] || !seen["docker"] {
+		t.Errorf("the list shows providers %v", seen)
+	}
+	var sum apiv1.Summary
+	s.call("GET", "/api/v1/observability/summary", nil, http.StatusOK, &sum)
+	caps := map[string]apiv1.ProviderStatus{}
+	for _, p := range sum.Providers {
+		caps[p.Name] = p
+	}
+	if l, d := caps["local"], caps["docker"]; !l.Available || !l.Default || !d.Available || d.Default || d.Capabilities.Fork || !d.Capabilities.MemoryPause {
+		t.Errorf("the summary's providers: %+v", sum.Providers)
+	}
+	s.fail("POST", "/api/v1/sandboxes/"+onDocker.ID+"/fork", map[string]any{"count": 1}, http.StatusNotImplemented, "docker")
+	for _, sb := range []apiv1.Sandbox{onLocal, onDocker} {
+		s.call("DELETE", "/api/v1/sandboxes/"+sb.ID, nil, http.StatusOK, nil)
+	}
+	var sp apiv1.Spending
+	s.call("GET", "/api/v1/org/default/credits/spending", nil, http.StatusOK, &sp)
+	if sp.ByProvider["local"] == "" || sp.ByProvider["docker"] == "" {
+		t.Errorf("the wallet's spending by provider: %+v", sp.ByProvider)
+	}
+}
