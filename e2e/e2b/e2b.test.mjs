@@ -191,6 +191,7 @@ test('pause and resume keep a file and a running process', async () => {
   await sbx.files.write('/tmp/kept.txt', 'kept')
   const counter = await sbx.commands.run('i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.2; done', { background: true, timeoutMs: 0 })
   await counter.disconnect()
+  await waitFor('the counter to count', () => sbx.files.exists('/tmp/count'))
   assert.equal(await sbx.pause(), true)
   assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused')
   assert.equal(await Sandbox.pause(sbx.sandboxId), false, 'a paused sandbox is already paused')
