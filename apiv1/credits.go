@@ -80,6 +80,7 @@ type Balance struct {
 
 // Rate is a price per second from its effective time on.
 type Rate struct {
+	Provider         string    `json:"provider,omitempty" doc:"The provider whose sandboxes pay it; empty: any provider without a rate of its own for the resource."`
 	Resource         string    `json:"resource" enum:"cpu,memory,gpu,paused_storage,snapshot_storage,volume_storage" doc:"cpu is per vCPU, memory and paused_storage per GiB of a sandbox's memory, snapshot_storage per GiB a snapshot holds, volume_storage per GiB of a volume's cap, gpu per card at gpu_share."`
 	GPUType          string    `json:"gpu_type,omitempty" doc:"gpu only; empty: any type without its own rate."`
 	GPUShare         int       `json:"gpu_share,omitempty" enum:"0,25,50,75,100" doc:"gpu only; 0: the price of a whole card, which shares without their own rate pay in proportion."`
@@ -89,11 +90,12 @@ type Rate struct {
 
 // RateList is the price table: GET /api/v1/rates.
 type RateList struct {
-	Items []Rate `json:"items" doc:"Every rate: the defaults (effective since always), then those set since, oldest first. At any time the newest effective rate of a resource applies."`
+	Items []Rate `json:"items" doc:"Every rate: the defaults (effective since always), then those set since, oldest first. At any time the newest effective rate of a resource applies: a provider's own, where it has one, to its sandboxes."`
 }
 
 // AddRateRequest is the body of POST /api/v1/admin/rates.
 type AddRateRequest struct {
+	Provider         string     `json:"provider,omitempty" maxLength:"64" doc:"The provider whose sandboxes pay it (cpu, memory, gpu, paused_storage); default any provider without a rate of its own."`
 	Resource         string     `json:"resource" enum:"cpu,memory,gpu,paused_storage,snapshot_storage,volume_storage"`
 	GPUType          string     `json:"gpu_type,omitempty"`
 	GPUShare         int        `json:"gpu_share,omitempty" enum:"0,25,50,75,100"`

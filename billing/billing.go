@@ -86,6 +86,7 @@ type Spending struct {
 // NewRate is a price the operator sets: CreditsPerSecond is a decimal
 // string of at most 9 decimals; EffectiveAt nil is now.
 type NewRate struct {
+	Provider         string // "": any provider without a rate of its own
 	Resource         pricing.Resource
 	GPUType          string
 	GPUShare         int
@@ -233,7 +234,7 @@ func (s Service) AddRate(ctx context.Context, c sbx.Caller, n NewRate) (pricing.
 		return pricing.Rate{}, sbx.Invalid("credits_per_second", "credits_per_second %q: want a decimal number with at most 9 decimals", n.CreditsPerSecond)
 	}
 	now := s.Clock.Now()
-	rate := pricing.Rate{Resource: n.Resource, GPUType: n.GPUType, GPUShare: n.GPUShare, NanosPerSecond: nanos, EffectiveAt: now}
+	rate := pricing.Rate{Provider: n.Provider, Resource: n.Resource, GPUType: n.GPUType, GPUShare: n.GPUShare, NanosPerSecond: nanos, EffectiveAt: now}
 	if n.EffectiveAt != nil {
 		rate.EffectiveAt = n.EffectiveAt.UTC()
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +17,18 @@ import (
 // and a Docker daemon beside it (--also-provider docker). A create names
 // its provider or takes the default; each sandbox runs commands on its
 // own; the list, the summary (availability and capabilities) and the
-// wallet (spending by provider) show both; a fork of the docker sandbox is
-// a 501 naming docker.
+// wallet (spending by provider, at docker's own price) show both; a fork of
+// the docker sandbox is a 501 naming docker.
 func TestLocalAndDockerInOneLedger(t *testing.T) {
 	host := dockertest.Host(t)
 	s := localServer(t, false, "--also-provider", "docker", "--docker-host", host)
+	var rate apiv1.Rate // docker's vCPUs cost a credit a second from now on; local's keep the default
+	s.call("POST", "/api/v1/admin/rates", map[string]any{"provider": "docker", "resource": "cpu", "credits_per_second": "1"}, http.StatusCreated, &rate)
+	if rate.Provider != "docker" {
+		t.Fatalf("the rate: %+v", rate)
+	}
+	s.fail("POST", "/api/v1/admin/rates", map[string]any{"provider": "docker", "resource": "volume_storage", "credits_per_second": "1"},
+		http.StatusBadRequest, "names no provider")
 	onLocal := s.create(map[string]any{"waitReady": true})
 	onDocker := s.create(map[string]any{"waitReady": true, "provider": "docker"})
 	t.Cleanup(func() { s.do("DELETE", "/api/v1/sandboxes/"+onDocker.ID, nil) })
@@ -58,7 +66,9 @@ func TestLocalAndDockerInOneLedger(t *testing.T) {
 	}
 	var sp apiv1.Spending
 	s.call("GET", "/api/v1/org/default/credits/spending", nil, http.StatusOK, &sp)
-	if sp.ByProvider["local"] == "" || sp.ByProvider["docker"] == "" {
+	local, _ := strconv.ParseFloat(sp.ByProvider["local"], 64)
+	dock, _ := strconv.ParseFloat(sp.ByProvider["docker"], 64)
+	if local <= 0 || dock < 1000*local { // the same seconds, at 70 000 times the price
 		t.Errorf("the wallet's spending by provider: %+v", sp.ByProvider)
 	}
 }

@@ -106,7 +106,7 @@ func (s *Server) addRate(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	rate, err := s.billing.AddRate(r.Context(), caller(r), billing.NewRate{Resource: pricing.Resource(req.Resource), GPUType: req.GPUType,
+	rate, err := s.billing.AddRate(r.Context(), caller(r), billing.NewRate{Provider: req.Provider, Resource: pricing.Resource(req.Resource), GPUType: req.GPUType,
 		GPUShare: req.GPUShare, CreditsPerSecond: req.CreditsPerSecond, EffectiveAt: req.EffectiveAt})
 	if err != nil {
 		s.error(w, r, err)
@@ -116,6 +116,6 @@ func (s *Server) addRate(w http.ResponseWriter, r *http.Request) {
 }
 
 func renderRate(rt pricing.Rate) apiv1.Rate {
-	return apiv1.Rate{Resource: string(rt.Resource), GPUType: rt.GPUType, GPUShare: rt.GPUShare,
+	return apiv1.Rate{Provider: rt.Provider, Resource: string(rt.Resource), GPUType: rt.GPUType, GPUShare: rt.GPUShare,
 		CreditsPerSecond: pricing.FormatNanos(rt.NanosPerSecond), EffectiveAt: rt.EffectiveAt}
 }

@@ -24,7 +24,7 @@ func (s *Store) Rates(ctx context.Context) (pricing.Table, error) { return rates
 
 func rates(ctx context.Context, q db) (pricing.Table, error) {
 	table := pricing.Default()
-	rows, err := q.query(ctx, `SELECT resource, gpu_type, gpu_share, nanos_per_second, effective_at FROM rates ORDER BY id`)
+	rows, err := q.query(ctx, `SELECT provider, resource, gpu_type, gpu_share, nanos_per_second, effective_at FROM rates ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func rates(ctx context.Context, q db) (pricing.Table, error) {
 	for rows.Next() {
 		var r pricing.Rate
 		var at int64
-		if err := rows.Scan(&r.Resource, &r.GPUType, &r.GPUShare, &r.NanosPerSecond, &at); err != nil {
+		if err := rows.Scan(&r.Provider, &r.Resource, &r.GPUType, &r.GPUShare, &r.NanosPerSecond, &at); err != nil {
 			return nil, err
 		}
 		r.EffectiveAt = time.UnixMicro(at).UTC()
@@ -51,8 +51,8 @@ func (s *Store) AddRate(ctx context.Context, r pricing.Rate, now time.Time) erro
 		return sbx.Invalid("effective_at", "effective_at %s is in the past: a price applies from now on", r.EffectiveAt.Format(time.RFC3339))
 	}
 	return s.write(ctx, func(tx db) error {
-		_, err := tx.exec(ctx, `INSERT INTO rates (resource, gpu_type, gpu_share, nanos_per_second, effective_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			string(r.Resource), r.GPUType, r.GPUShare, r.NanosPerSecond, r.EffectiveAt.UnixMicro(), now.UnixMicro())
+		_, err := tx.exec(ctx, `INSERT INTO rates (provider, resource, gpu_type, gpu_share, nanos_per_second, effective_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			r.Provider, string(r.Resource), r.GPUType, r.GPUShare, r.NanosPerSecond, r.EffectiveAt.UnixMicro(), now.UnixMicro())
 		return err
 	})
 }
@@ -325,7 +325,7 @@ func newBill(table pricing.Table, sb sbx.Sandbox, state sbx.State, to time.Time)
 	if !to.After(from) {
 		return bill{}
 	}
-	c := table.Cost(sb.Resources, state, from, to)
+	c := table.Cost(sb.Provider, sb.Resources, state, from, to)
 	total := sb.UnbilledNanos + c.Total()
 	b := bill{from: from, to: to, owed: total / 1000, carry: total % 1000}
 	nanos := [4]int64{c.CPU, c.Memory, c.GPU, c.Storage}

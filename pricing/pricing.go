@@ -41,6 +41,10 @@ var Shares = []int{0, 25, 50, 75, 100}
 
 // Rate is a price from EffectiveAt on.
 type Rate struct {
+	// Provider is the provider whose sandboxes pay it; "" is any provider
+	// without a rate of its own for the resource (cpu, memory, gpu and
+	// paused_storage: what sandboxes pay).
+	Provider       string
 	Resource       Resource
 	GPUType        string // GPU only; "" is any type without its own rate
 	GPUShare       int    // GPU only: one of Shares
@@ -61,6 +65,12 @@ func (r Rate) Check() error {
 		}
 	default:
 		return sbx.Invalid("resource", "resource %q: want one of cpu, memory, gpu, paused_storage, snapshot_storage, volume_storage", r.Resource)
+	}
+	if r.Provider != "" && (r.Resource == SnapshotStorage || r.Resource == VolumeStorage) {
+		return sbx.Invalid("provider", "a %s rate names no provider: it prices what is held, not a sandbox", r.Resource)
+	}
+	if len(r.Provider) > 64 || strings.ContainsFunc(r.Provider, func(c rune) bool { return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') }) {
+		return sbx.Invalid("provider", "provider %q: want a provider's name (lowercase letters, digits and '-')", r.Provider)
 	}
 	if r.NanosPerSecond < 0 {
 		return sbx.Invalid("credits_per_second", "a price cannot be negative")
@@ -107,10 +117,11 @@ type Charge struct {
 // Total is the sum of the resources.
 func (c Charge) Total() int64 { return c.CPU + c.Memory + c.GPU + c.Storage }
 
-// Cost prices [from, to) of a sandbox holding res in state: running pays
-// CPU, memory and GPU; paused pays storage for its memory; other states
-// nothing. Each part of the interval pays the rates effective then.
-func (t Table) Cost(res sbx.Resources, state sbx.State, from, to time.Time) Charge {
+// Cost prices [from, to) of a sandbox of provider holding res in state:
+// running pays CPU, memory and GPU; paused pays storage for its memory;
+// other states nothing. Each part of the interval pays the rates effective
+// then, the provider's own where it has one, else any provider's.
+func (t Table) Cost(provider string, res sbx.Resources, state sbx.State, from, to time.Time) Charge {
 	var c Charge
 	if !to.After(from) || (state != sbx.StateRunning && state != sbx.StatePaused) {
 		return c
@@ -129,17 +140,17 @@ func (t Table) Cost(res sbx.Resources, state sbx.State, from, to time.Time) Char
 			continue
 		}
 		if state == sbx.StatePaused {
-			c.Storage += cost(t.price(PausedStorage, "", 0, at), uint64(res.MemoryMB), micros, 1024)
+			c.Storage += cost(t.price(provider, PausedStorage, "", 0, at), uint64(res.MemoryMB), micros, 1024)
 			continue
 		}
-		c.CPU += cost(t.price(CPU, "", 0, at), uint64(res.MilliCPU), micros, 1000)
-		c.Memory += cost(t.price(Memory, "", 0, at), uint64(res.MemoryMB), micros, 1024)
+		c.CPU += cost(t.price(provider, CPU, "", 0, at), uint64(res.MilliCPU), micros, 1000)
+		c.Memory += cost(t.price(provider, Memory, "", 0, at), uint64(res.MemoryMB), micros, 1024)
 		if g := res.GPU; g != nil && g.Count > 0 {
 			share := g.Fraction
 			if share == 0 {
 				share = 100
 			}
-			c.GPU += cost(t.gpuPrice(g.Type, share, at), uint64(g.Count)*uint64(share), micros, 100)
+			c.GPU += cost(t.gpuPrice(provider, g.Type, share, at), uint64(g.Count)*uint64(share), micros, 100)
 		}
 	}
 	return c
@@ -163,7 +174,7 @@ func (t Table) HeldCost(res Resource, bytes int64, from, to time.Time) int64 {
 	var n int64
 	mib := uint64((bytes + 1<<20 - 1) >> 20)
 	for i := 0; i+1 < len(cuts); i++ {
-		n += cost(t.price(res, "", 0, cuts[i]), mib, uint64(cuts[i+1].Sub(cuts[i]).Microseconds()), 1024)
+		n += cost(t.price("", res, "", 0, cuts[i]), mib, uint64(cuts[i+1].Sub(cuts[i]).Microseconds()), 1024)
 	}
 	return n
 }
@@ -182,31 +193,37 @@ func cost(nanosPerSecond int64, quantity, micros, unit uint64) int64 {
 	return int64(q)
 }
 
-// price is the rate of a resource effective at at: the one with the latest
-// EffectiveAt not after it; -1 when there is none.
-func (t Table) price(res Resource, gpuType string, share int, at time.Time) int64 {
-	best, found := Rate{}, false
-	for _, r := range t {
-		if r.Resource == res && r.GPUType == gpuType && r.GPUShare == share && !r.EffectiveAt.After(at) &&
-			(!found || !r.EffectiveAt.Before(best.EffectiveAt)) {
-			best, found = r, true
+// price is the rate of a resource effective at at for provider's
+// sandboxes: of the provider's own rates, else of any provider's, the one
+// with the latest EffectiveAt not after it; -1 when there is none.
+func (t Table) price(provider string, res Resource, gpuType string, share int, at time.Time) int64 {
+	for _, p := range []string{provider, ""} {
+		best, found := Rate{}, false
+		for _, r := range t {
+			if r.Provider == p && r.Resource == res && r.GPUType == gpuType && r.GPUShare == share && !r.EffectiveAt.After(at) &&
+				(!found || !r.EffectiveAt.Before(best.EffectiveAt)) {
+				best, found = r, true
+			}
+		}
+		if found {
+			return best.NanosPerSecond
+		}
+		if p == "" {
+			break
 		}
 	}
-	if !found {
-		return -1
-	}
-	return best.NanosPerSecond
+	return -1
 }
 
 // gpuPrice is the price per second of share percent of one card of type typ,
 // times 100 (cost divides by 100): the type's rate for that share, else its
 // whole-card rate in proportion, else the same for any type.
-func (t Table) gpuPrice(typ string, share int, at time.Time) int64 {
+func (t Table) gpuPrice(provider, typ string, share int, at time.Time) int64 {
 	for _, ty := range []string{typ, ""} {
-		if p := t.price(GPU, ty, share, at); p >= 0 {
+		if p := t.price(provider, GPU, ty, share, at); p >= 0 {
 			return p * 100 / int64(share)
 		}
-		if p := t.price(GPU, ty, 0, at); p >= 0 {
+		if p := t.price(provider, GPU, ty, 0, at); p >= 0 {
 			return p
 		}
 	}

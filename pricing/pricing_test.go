@@ -21,14 +21,14 @@ func TestCostByStateAndResource(t *testing.T) {
 	}
 	res := sbx.Resources{MilliCPU: 1500, MemoryMB: 512}
 	ten := t0.Add(10 * time.Second)
-	if c := table.Cost(res, sbx.StateRunning, t0, ten); c != (pricing.Charge{CPU: 15_000, Memory: 10_240}) {
+	if c := table.Cost("", res, sbx.StateRunning, t0, ten); c != (pricing.Charge{CPU: 15_000, Memory: 10_240}) {
 		t.Errorf("running: %+v", c)
 	}
-	if c := table.Cost(res, sbx.StatePaused, t0, ten); c != (pricing.Charge{Storage: 5_120}) {
+	if c := table.Cost("", res, sbx.StatePaused, t0, ten); c != (pricing.Charge{Storage: 5_120}) {
 		t.Errorf("paused: %+v", c)
 	}
 	for _, st := range []sbx.State{sbx.StateStarting, sbx.StateKilled, sbx.StateFailed} {
-		if c := table.Cost(res, st, t0, ten); c.Total() != 0 {
+		if c := table.Cost("", res, st, t0, ten); c.Total() != 0 {
 			t.Errorf("%s: %+v, want nothing", st, c)
 		}
 	}
@@ -42,7 +42,7 @@ func TestCostByStateAndResource(t *testing.T) {
 		{sbx.GPURequest{Type: "b200", Count: 1, Fraction: 75}, 7_500},  // any type's rate, in proportion
 	} {
 		res.GPU = &tc.gpu
-		if c := table.Cost(res, sbx.StateRunning, t0, ten); c.GPU != tc.want {
+		if c := table.Cost("", res, sbx.StateRunning, t0, ten); c.GPU != tc.want {
 			t.Errorf("%+v: gpu %d, want %d", tc.gpu, c.GPU, tc.want)
 		}
 	}
@@ -57,10 +57,10 @@ func TestRateChangesSplitTheInterval(t *testing.T) {
 		{Resource: pricing.CPU, NanosPerSecond: 100, EffectiveAt: t0.Add(time.Hour)},
 	}
 	res := sbx.Resources{MilliCPU: 1000}
-	if c := table.Cost(res, sbx.StateRunning, t0, t0.Add(10*time.Second)); c.CPU != 4*1000+6*5000 {
+	if c := table.Cost("", res, sbx.StateRunning, t0, t0.Add(10*time.Second)); c.CPU != 4*1000+6*5000 {
 		t.Errorf("across the change: %d", c.CPU)
 	}
-	if c := table.Cost(res, sbx.StateRunning, t0, t0.Add(4*time.Second)); c.CPU != 4000 {
+	if c := table.Cost("", res, sbx.StateRunning, t0, t0.Add(4*time.Second)); c.CPU != 4000 {
 		t.Errorf("before the change: %d", c.CPU)
 	}
 }
@@ -69,7 +69,7 @@ func TestCostDoesNotOverflow(t *testing.T) {
 	table := pricing.Table{{Resource: pricing.GPU, NanosPerSecond: 2_000_000}}
 	res := sbx.Resources{GPU: &sbx.GPURequest{Type: "h100", Count: 8, Fraction: 100}}
 	month := 30 * 24 * time.Hour
-	if c := table.Cost(res, sbx.StateRunning, t0, t0.Add(month)); c.GPU != 2_000_000*8*int64(month/time.Second) {
+	if c := table.Cost("", res, sbx.StateRunning, t0, t0.Add(month)); c.GPU != 2_000_000*8*int64(month/time.Second) {
 		t.Errorf("a month of 8 GPUs: %d", c.GPU)
 	}
 }
@@ -112,5 +112,34 @@ func TestParseAndFormat(t *testing.T) {
 	}
 	if n, _ := pricing.ParseNanos("0.000014"); n != 14_000 {
 		t.Errorf("ParseNanos: %d", n)
+	}
+}
+
+// A provider's own rate prices its sandboxes from when it takes effect;
+// before, and for a resource it has no rate of, and for other providers,
+// the rate of any provider does.
+func TestProviderRates(t *testing.T) {
+	table := pricing.Table{
+		{Resource: pricing.CPU, NanosPerSecond: 1000},
+		{Resource: pricing.Memory, NanosPerSecond: 1024},
+		{Provider: "docker", Resource: pricing.CPU, NanosPerSecond: 500, EffectiveAt: t0.Add(4 * time.Second)},
+		{Provider: "docker", Resource: pricing.GPU, NanosPerSecond: 100},
+		{Resource: pricing.GPU, NanosPerSecond: 1000},
+	}
+	res := sbx.Resources{MilliCPU: 1000, MemoryMB: 1024, GPU: &sbx.GPURequest{Count: 1, Fraction: 100}}
+	ten := t0.Add(10 * time.Second)
+	if c := table.Cost("docker", res, sbx.StateRunning, t0, ten); c != (pricing.Charge{CPU: 4*1000 + 6*500, Memory: 10 * 1024, GPU: 10 * 100}) {
+		t.Errorf("docker: %+v", c)
+	}
+	if c := table.Cost("local", res, sbx.StateRunning, t0, ten); c != (pricing.Charge{CPU: 10 * 1000, Memory: 10 * 1024, GPU: 10 * 1000}) {
+		t.Errorf("local: %+v", c)
+	}
+	for _, bad := range []pricing.Rate{
+		{Provider: "docker", Resource: pricing.SnapshotStorage},
+		{Provider: "Docker!", Resource: pricing.CPU},
+	} {
+		if err := bad.Check(); sbx.ErrorCode(err) != sbx.EInvalid {
+			t.Errorf("%+v: %v", bad, err)
+		}
 	}
 }

@@ -35,6 +35,8 @@ export interface AddRateRequest {
   effective_at?: string;
   gpu_share?: 0 | 25 | 50 | 75 | 100;
   gpu_type?: string;
+  /** The provider whose sandboxes pay it (cpu, memory, gpu, paused_storage); default any provider without a rate of its own. */
+  provider?: string;
   resource: "cpu" | "memory" | "gpu" | "paused_storage" | "snapshot_storage" | "volume_storage";
 }
 
@@ -757,12 +759,14 @@ export interface Rate {
   gpu_share?: 0 | 25 | 50 | 75 | 100;
   /** gpu only; empty: any type without its own rate. */
   gpu_type?: string;
+  /** The provider whose sandboxes pay it; empty: any provider without a rate of its own for the resource. */
+  provider?: string;
   /** cpu is per vCPU, memory and paused_storage per GiB of a sandbox's memory, snapshot_storage per GiB a snapshot holds, volume_storage per GiB of a volume's cap, gpu per card at gpu_share. */
   resource: "cpu" | "memory" | "gpu" | "paused_storage" | "snapshot_storage" | "volume_storage";
 }
 
 export interface RateList {
-  /** Every rate: the defaults (effective since always), then those set since, oldest first. At any time the newest effective rate of a resource applies. */
+  /** Every rate: the defaults (effective since always), then those set since, oldest first. At any time the newest effective rate of a resource applies: a provider's own, where it has one, to its sandboxes. */
   items: Rate[];
 }
 

@@ -214,6 +214,9 @@ class AddRateRequest(_AddRateRequestRequired, total=False):
     effective_at: str
     gpu_share: Literal[0, 25, 50, 75, 100]
     gpu_type: str
+    # The provider whose sandboxes pay it (cpu, memory, gpu, paused_storage);
+    # default any provider without a rate of its own.
+    provider: str
 
 
 class _AddSSHKeyRequestRequired(TypedDict):
@@ -1123,12 +1126,15 @@ class Rate(_RateRequired, total=False):
     gpu_share: Literal[0, 25, 50, 75, 100]
     # gpu only; empty: any type without its own rate.
     gpu_type: str
+    # The provider whose sandboxes pay it; empty: any provider without a rate
+    # of its own for the resource.
+    provider: str
 
 
 class RateList(TypedDict):
     # Every rate: the defaults (effective since always), then those set since,
     # oldest first. At any time the newest effective rate of a resource
-    # applies.
+    # applies: a provider's own, where it has one, to its sandboxes.
     items: List[Rate]
 
 
