@@ -192,34 +192,36 @@ func (r *rawRunc) removeAll(ctx context.Context) error {
 	return removeAll(ctx, r.path, r.root(), r.remove)
 }
 
-// docker runs the template's tree, imported as an image, with `docker run`.
-type docker struct {
-	image string
+// dockerCLI runs the template's tree, imported as an image, with `docker
+// run` of the docker CLI, against the daemon at host.
+type dockerCLI struct {
+	host, image string
 
 	mu         sync.Mutex
 	imported   bool
 	containers []string
 }
 
-// findDocker returns a docker client when a dockerd answers, else why not.
-func findDocker(tag string) (*docker, string) {
+// findDockerCLI returns a docker CLI when it is installed and the daemon
+// at host answers it, else why not.
+func findDockerCLI(tag, host string) (*dockerCLI, string) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return nil, "docker is not installed"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := exec.CommandContext(ctx, "docker", "info").Run(); err != nil {
-		return nil, "dockerd not running"
+	if err := exec.CommandContext(ctx, "docker", "-H", host, "info").Run(); err != nil {
+		return nil, "no dockerd answers at " + host
 	}
-	return &docker{image: "sbxbench-" + tag}, ""
+	return &dockerCLI{host: host, image: "sbxbench-" + tag}, ""
 }
 
 // run imports the tree on first use, then times `docker run -d` of the idle
 // process with the same limits and no network.
-func (d *docker) run(ctx context.Context, rootfs, id, output string) (time.Duration, error) {
+func (d *dockerCLI) run(ctx context.Context, rootfs, id, output string) (time.Duration, error) {
 	d.mu.Lock()
 	if !d.imported {
-		cmd := exec.CommandContext(ctx, "sh", "-c", `tar -C "$1" -c . | docker import - "$2"`, "sh", rootfs, d.image)
+		cmd := exec.CommandContext(ctx, "sh", "-c", `tar -C "$1" -c . | docker -H "$3" import - "$2"`, "sh", rootfs, d.image, d.host)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			d.mu.Unlock()
 			return 0, fmt.Errorf("docker import: %v: %s", err, out)
@@ -228,26 +230,26 @@ func (d *docker) run(ctx context.Context, rootfs, id, output string) (time.Durat
 	}
 	d.containers = append(d.containers, id)
 	d.mu.Unlock()
-	return timed(ctx, output, "docker", "run", "-d", "--name", id, "--network", "none", "--cpus", "1",
+	return timed(ctx, output, "docker", "-H", d.host, "run", "-d", "--name", id, "--network", "none", "--cpus", "1",
 		"--memory", fmt.Sprintf("%dm", memoryMB), "--pids-limit", fmt.Sprint(pidsMax), d.image, idleInit[0], idleInit[1])
 }
 
-func (d *docker) remove(ctx context.Context, id string) error {
-	_, err := quiet(ctx, "docker", "rm", "-f", id)
+func (d *dockerCLI) remove(ctx context.Context, id string) error {
+	_, err := quiet(ctx, "docker", "-H", d.host, "rm", "-f", id)
 	return err
 }
 
-func (d *docker) removeAll(ctx context.Context) error {
+func (d *dockerCLI) removeAll(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var errs []error
 	for _, id := range d.containers {
-		if _, err := quiet(ctx, "docker", "rm", "-f", id); err != nil && !strings.Contains(err.Error(), "No such container") {
+		if _, err := quiet(ctx, "docker", "-H", d.host, "rm", "-f", id); err != nil && !strings.Contains(err.Error(), "No such container") {
 			errs = append(errs, err)
 		}
 	}
 	if d.imported {
-		_, err := quiet(ctx, "docker", "rmi", d.image)
+		_, err := quiet(ctx, "docker", "-H", d.host, "rmi", d.image)
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

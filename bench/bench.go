@@ -10,6 +10,9 @@
 //   - create→running over N sandboxes, against `runsc run --detach` and
 //     `runc run --detach` of a bundle on the same template tree with the same
 //     limits (and `docker run` of the same tree when a dockerd answers);
+//   - when a Docker daemon answers at Config.DockerHost, the docker
+//     provider's create→ready, pause and resume against `docker run`,
+//     pause and unpause of the same image through the Engine API;
 //   - pause and resume, against `runsc pause` and `runsc resume`;
 //   - hibernate and wake of sandboxes whose first process holds 64 MB and
 //     512 MB in a tmpfs, against `runsc checkpoint` and `runsc restore`;
@@ -36,6 +39,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/docker"
 	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/local/network"
 	"github.com/sbxdev/sbx/local/runsc"
@@ -74,6 +78,11 @@ type Config struct {
 	// 10.238.0.0/16.
 	Name string
 	Pool netip.Prefix
+
+	// DockerHost is the Docker daemon of the docker provider's contender
+	// and of the `docker run` baselines (unix:///path or tcp://host:port);
+	// default docker.DefaultHost. Where none answers they are skipped.
+	DockerHost string
 }
 
 // Resources of every sandbox and baseline container, except that those
@@ -115,6 +124,9 @@ func (c *Config) defaults() {
 	if c.Name == "" {
 		c.Name = "sbxbench"
 	}
+	if c.DockerHost == "" {
+		c.DockerHost = docker.DefaultHost
+	}
 	if !c.Pool.IsValid() {
 		c.Pool = netip.MustParsePrefix("10.238.0.0/16")
 	}
@@ -129,11 +141,12 @@ type lab struct {
 	tmpl template.Template
 	net  *network.Manager
 	raw  rawRunsc
-	runc *rawRunc // nil: runc is not installed
-	dock *docker  // nil: no dockerd answers, for the reason in noDocker
+	runc *rawRunc   // nil: runc is not installed
+	dock *dockerCLI // nil: no dockerd answers, for the reason in noDocker
+	dk   *dockerLab // nil: no Docker daemon answers, for the reason in noDk
 	main *local.Provider
 
-	noDocker string
+	noDocker, noDk string
 
 	mu        sync.Mutex
 	providers []*local.Provider
@@ -209,7 +222,8 @@ func (l *lab) open() error {
 	if path, ok := findRunc(); ok {
 		l.runc = &rawRunc{path: path, dir: filepath.Join(l.dir, "raw-runc"), cgroupParent: l.cfg.Name + "raw"}
 	}
-	l.dock, l.noDocker = findDocker(l.tag)
+	l.dock, l.noDocker = findDockerCLI(l.tag, l.cfg.DockerHost)
+	l.dk, l.noDk = l.openDocker()
 	l.main, err = l.provider(nil)
 	return err
 }
@@ -273,7 +287,7 @@ func (c *Config) progress(format string, args ...any) {
 }
 
 // close removes what the run made: sandboxes, baseline containers, the
-// docker image, network namespaces and the nftables table, cgroups, leftover
+// docker images, network namespaces and the nftables table, cgroups, leftover
 // processes and mounts of runsc, and the directory. It goes on past errors.
 func (l *lab) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -290,6 +304,9 @@ func (l *lab) close() error {
 	}
 	if l.dock != nil {
 		errs = append(errs, l.dock.removeAll(ctx))
+	}
+	if l.dk != nil {
+		errs = append(errs, l.dk.removeAll(ctx))
 	}
 	if l.net != nil {
 		list, err := l.net.List()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sbxdev/sbx/docker"
+	"github.com/sbxdev/sbx/docker/dockertest"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
 	"github.com/sbxdev/sbx/template"
@@ -107,6 +110,7 @@ func TestExecMeasuresAndLeavesNothing(t *testing.T) {
 
 func TestLifecycleMeasuresAndLeavesNothing(t *testing.T) {
 	cfg := testConfig(t)
+	cfg.DockerHost = dockertest.Host(t) // the docker provider against docker run
 	r, err := Lifecycle(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -120,10 +124,37 @@ func TestLifecycleMeasuresAndLeavesNothing(t *testing.T) {
 	if len(r.Hibernate) != 1 || r.Hibernate[0].Wake.P50 <= 0 || r.Hibernate[0].CgroupMB < 64 {
 		t.Errorf("hibernate: %+v", r.Hibernate)
 	}
+	if d := r.Docker; d == nil || d.Skipped != "" || d.Create.N != 2 || d.Create.P50 <= 0 || d.Run.P50 <= 0 ||
+		d.Pause == nil || d.Pause.P50 <= 0 || d.RunResume == nil || d.RunResume.P50 <= 0 {
+		t.Errorf("docker: %+v", r.Docker)
+	}
 	if len(r.Idle) != 0 || len(r.Rows) == 0 {
 		t.Errorf("idle %+v, rows %+v", r.Idle, r.Rows)
 	}
 	checkNothingLeft(t, cfg.Name)
+	checkNoContainersLeft(t, cfg.DockerHost, cfg.Name)
+}
+
+// checkNoContainersLeft fails when the daemon at host holds a container of
+// a run named name: the provider's or the baseline's.
+func checkNoContainersLeft(t *testing.T, host, name string) {
+	t.Helper()
+	api, err := newDockerAPI(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []struct {
+		Names  []string
+		Labels map[string]string
+	}
+	if err := api.call(context.Background(), "GET", "/containers/json", url.Values{"all": {"1"}}, nil, &cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if strings.HasPrefix(c.Labels[docker.LabelInstance], name+"-") || strings.HasPrefix(c.Labels[benchLabel], name+"-") {
+			t.Errorf("container left: %v %v", c.Names, c.Labels)
+		}
+	}
 }
 
 // A cancelled run (Ctrl-C) stops and still removes what it made.

@@ -18,7 +18,9 @@ type PauseResult struct {
 	RunscResume Stat `json:"runsc_resume"`
 }
 
-// pause pauses and resumes one sandbox and one baseline container N times.
+// pause pauses and resumes one sandbox and one baseline container N times,
+// and, when the run has the docker contender, one of its sandboxes and one
+// of its baseline's containers.
 func (l *lab) pause(ctx context.Context, r *Report) error {
 	id := l.id("p")
 	h, _, err := l.createLocal(ctx, l.main, id, memoryMB)
@@ -32,12 +34,19 @@ func (l *lab) pause(ctx context.Context, r *Report) error {
 	}
 	defer l.raw.remove(context.WithoutCancel(ctx), rid)
 
+	var dp *dockerPause
+	if l.dk != nil {
+		dp, err = l.dk.startPause(ctx, l)
+		defer dp.close(context.WithoutCancel(ctx))
+		if err != nil {
+			return err
+		}
+	}
+
 	var pause, resume, rawPause, rawResume []time.Duration
-	for i := range l.cfg.N {
-		err := inTurn(i, 2, func(k int) error {
-			if k == 0 {
-				return l.pauseResume(ctx, h, &pause, &resume)
-			}
+	steps := []func() error{
+		func() error { return l.pauseResume(ctx, h, &pause, &resume) },
+		func() error {
 			d, err := l.raw.timed(ctx, rid, "pause", rid)
 			if err != nil {
 				return err
@@ -46,14 +55,26 @@ func (l *lab) pause(ctx context.Context, r *Report) error {
 			d, err = l.raw.timed(ctx, rid, "resume", rid)
 			rawResume = append(rawResume, d)
 			return err
-		})
-		if err != nil {
+		},
+	}
+	if dp != nil {
+		steps = append(steps, dp.steps(ctx)...)
+	}
+	for i := range l.cfg.N {
+		if err := inTurn(i, len(steps), func(k int) error { return steps[k]() }); err != nil {
 			return err
 		}
-		l.cfg.progress("pause %d/%d: local pause %s resume %s, runsc pause %s resume %s", i+1, l.cfg.N,
+		line := fmt.Sprintf("local pause %s resume %s, runsc pause %s resume %s",
 			round(pause[i]), round(resume[i]), round(rawPause[i]), round(rawResume[i]))
+		if dp != nil {
+			line += ", " + dp.last()
+		}
+		l.cfg.progress("pause %d/%d: %s", i+1, l.cfg.N, line)
 	}
 	r.Pause = &PauseResult{Pause: NewStat(pause), Resume: NewStat(resume), RunscPause: NewStat(rawPause), RunscResume: NewStat(rawResume)}
+	if dp != nil {
+		dp.fill(r.Docker)
+	}
 	return nil
 }
 

@@ -56,6 +56,7 @@ type Report struct {
 
 	Create    *CreateResult     `json:"create,omitempty"`
 	Pause     *PauseResult      `json:"pause,omitempty"`
+	Docker    *DockerResult     `json:"docker,omitempty"`
 	Hibernate []HibernateResult `json:"hibernate,omitempty"`
 	Idle      []IdleResult      `json:"idle,omitempty"`
 	Exec      *ExecResult       `json:"exec,omitempty"`
@@ -124,6 +125,9 @@ func (r *Report) rows() []Row {
 		rows = append(rows, Row{"pause p50", msText(p.Pause.P50), "runsc pause " + msText(p.RunscPause.P50), Ratio(p.Pause.P50, p.RunscPause.P50), t, met})
 		t, met = maxMs(p.Resume.P50, 30)
 		rows = append(rows, Row{"resume p50", msText(p.Resume.P50), "runsc resume " + msText(p.RunscResume.P50), Ratio(p.Resume.P50, p.RunscResume.P50), t, met})
+	}
+	if d := r.Docker; d != nil {
+		rows = append(rows, d.rows()...)
 	}
 	for _, h := range r.Hibernate {
 		rows = append(rows, Row{fmt.Sprintf("hibernate %d MB p50", h.SizeMB), msText(h.Hibernate.P50),

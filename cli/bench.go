@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/sbxdev/sbx/bench"
+	"github.com/sbxdev/sbx/docker"
 	"github.com/sbxdev/sbx/internal/hostserve"
 	"github.com/sbxdev/sbx/local/runsc"
 	"github.com/sbxdev/sbx/template"
@@ -36,7 +37,7 @@ func newBenchLifecycle(g *globals) *cobra.Command {
 	var markdown bool
 	cmd := &cobra.Command{
 		Use:   "lifecycle",
-		Short: "Measure the local gVisor provider's create, pause, hibernate and idle memory against runsc, runc and docker",
+		Short: "Measure the local gVisor provider's create, pause, hibernate and idle memory against runsc, runc and docker, and the docker provider against docker run",
 		Long: `Measure the local gVisor provider, set up as sbx serve sets it up but with
 its own nftables table, address pool (10.238.0.0/16), cgroup parent and a
 temporary data directory, against baselines measured in the same run on the
@@ -44,8 +45,12 @@ same template tree: create→running against runsc and runc run --detach (and
 docker run when a dockerd answers), pause and resume against runsc pause and
 resume, hibernate and wake of sandboxes holding 64 MB and 512 MB against
 runsc checkpoint and restore, and host memory per idle sandbox with each
---idle count held at once. The sandboxes run this binary as their agent, as
-serve runs them. Needs root. Everything the run creates is removed
+--idle count held at once. When a Docker daemon answers at --docker-host,
+also the docker provider (set up as serve sets it up, under an instance name
+of the run's own) against docker run of the same image through the Engine
+API with the same agent as the first process, both timed until the agent
+answers, and its pause and resume against docker pause and unpause. The
+sandboxes run this binary as their agent, as serve runs them. Needs root. Everything the run creates is removed
 at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
 --json, or --markdown) to stdout.`,
 		Args: args(),
@@ -70,6 +75,7 @@ at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
 	f.IntVar(&cfg.Rounds, "rounds", 4, "hibernate/wake rounds per size")
 	f.StringVar(&idle, "idle", "50,200", "idle sandbox counts to measure, each held at once")
 	f.BoolVar(&cfg.SkipIdle, "skip-idle", false, "skip the idle memory measurement")
+	f.StringVar(&cfg.DockerHost, "docker-host", env("SBX_DOCKER_HOST", docker.DefaultHost), "the Docker daemon of the docker provider's contender and the docker run baselines, skipped when none answers: unix:///path/to/docker.sock or tcp://host:port ($SBX_DOCKER_HOST)")
 	return cmd
 }
 
