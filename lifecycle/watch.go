@@ -24,8 +24,10 @@ func (m *Manager) RunWatchers(ctx context.Context) {
 	wg.Wait()
 }
 
-// died fails a sandbox whose compute ended on its own, then has the provider
-// free what is left of it. A sandbox with an operation in flight is left to
+// died has the provider free what is left of a sandbox whose compute ended
+// on its own, then fails it: a sandbox seen failed holds nothing on its
+// host (a serve stopped between the two finds it running and dead, and its
+// reconcile fails it). A sandbox with an operation in flight is left to
 // that operation, which meets the failure itself.
 func (m *Manager) died(ctx context.Context, p sbx.Provider, d sbx.Died) {
 	sb, err := m.store.GetSandbox(ctx, "", d.ProviderSandboxID)
@@ -44,8 +46,8 @@ func (m *Manager) died(ctx context.Context, p sbx.Provider, d sbx.Died) {
 		return // an operation is in progress, or it is not running nor paused
 	}
 	m.log.Warn("sandbox died", "sandbox", sb.ID, "provider", p.Name(), "diagnostic", d.Diagnostic)
-	m.fail(ctx, sb.ID, sbx.EndError, d.Diagnostic)
 	if err := p.Kill(ctx, sb.Handle); err != nil {
 		m.log.Warn("freeing a dead sandbox; the next reconcile retries", "sandbox", sb.ID, "err", err)
 	}
+	m.fail(ctx, sb.ID, sbx.EndError, d.Diagnostic)
 }
