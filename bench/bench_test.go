@@ -139,7 +139,7 @@ func TestLifecycleMeasuresAndLeavesNothing(t *testing.T) {
 // a run named name: the provider's or the baseline's.
 func checkNoContainersLeft(t *testing.T, host, name string) {
 	t.Helper()
-	api, err := newDockerAPI(host)
+	api, err := docker.NewEngine(host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func checkNoContainersLeft(t *testing.T, host, name string) {
 		Names  []string
 		Labels map[string]string
 	}
-	if err := api.call(context.Background(), "GET", "/containers/json", url.Values{"all": {"1"}}, nil, &cs); err != nil {
+	if err := api.Call(context.Background(), "GET", "/containers/json", url.Values{"all": {"1"}}, nil, &cs); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cs {

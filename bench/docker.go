@@ -1,11 +1,11 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -57,7 +57,7 @@ type dockerLab struct {
 	image      string // the template's image, sbx-template/<name>:<version>
 	madeImage  bool   // the run imported it: it removes it at the end
 	p          *docker.Provider
-	api        *dockerAPI
+	api        *docker.Engine // the baseline's, the provider's own client of the daemon
 	agent      string
 	token      string // the baseline's agent's, in tokenFile
 	tokenFile  string
@@ -73,7 +73,7 @@ func (l *lab) openDocker() (*dockerLab, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	api, err := newDockerAPI(host)
+	api, err := docker.NewEngine(host)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -101,8 +101,8 @@ func (l *lab) openDocker() (*dockerLab, string) {
 // has it) and starts and removes one sandbox and one baseline container,
 // untimed, as the first create of every contender warms its caches.
 func (d *dockerLab) warm(ctx context.Context, l *lab) error {
-	err := d.api.call(ctx, "GET", "/images/"+url.PathEscape(d.image)+"/json", nil, nil, nil)
-	if isAPIStatus(err, 404) {
+	err := d.api.Call(ctx, "GET", "/images/"+url.PathEscape(d.image)+"/json", nil, nil, nil)
+	if docker.IsStatus(err, 404) {
 		d.madeImage = true
 	} else if err != nil {
 		return err
@@ -180,16 +180,16 @@ func (d *dockerLab) run(ctx context.Context, id string) (time.Duration, error) {
 	var created struct {
 		ID string `json:"Id"`
 	}
-	if err := d.api.call(ctx, "POST", "/containers/create", url.Values{"name": {id}}, body, &created); err != nil {
+	if err := d.api.Call(ctx, "POST", "/containers/create", url.Values{"name": {id}}, body, &created); err != nil {
 		return 0, err
 	}
-	if err := d.api.call(ctx, "POST", "/containers/"+created.ID+"/start", nil, nil, nil); err != nil {
+	if err := d.api.Call(ctx, "POST", "/containers/"+created.ID+"/start", nil, nil, nil); err != nil {
 		return 0, err
 	}
 	var c struct {
 		NetworkSettings struct{ IPAddress string }
 	}
-	if err := d.api.call(ctx, "GET", "/containers/"+created.ID+"/json", nil, nil, &c); err != nil {
+	if err := d.api.Call(ctx, "GET", "/containers/"+created.ID+"/json", nil, nil, &c); err != nil {
 		return 0, err
 	}
 	if c.NetworkSettings.IPAddress == "" {
@@ -199,10 +199,13 @@ func (d *dockerLab) run(ctx context.Context, id string) (time.Duration, error) {
 	took := time.Since(start)
 	if err != nil {
 		var c struct{ State struct{ Status string } }
-		d.api.call(context.WithoutCancel(ctx), "GET", "/containers/"+created.ID+"/json", nil, nil, &c)
-		var logs bytes.Buffer
-		d.api.stream(context.WithoutCancel(ctx), "/containers/"+created.ID+"/logs", url.Values{"stdout": {"1"}, "stderr": {"1"}, "tail": {"3"}}, &logs)
-		err = fmt.Errorf("%w (the container is %s; its output ends %q)", err, c.State.Status, logs.String())
+		d.api.Call(context.WithoutCancel(ctx), "GET", "/containers/"+created.ID+"/json", nil, nil, &c)
+		var logs []byte
+		if resp, lerr := d.api.Request(context.WithoutCancel(ctx), "GET", "/containers/"+created.ID+"/logs", url.Values{"stdout": {"1"}, "stderr": {"1"}, "tail": {"3"}}, nil, nil); lerr == nil {
+			logs, _ = io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+		}
+		err = fmt.Errorf("%w (the container is %s; its output ends %q)", err, c.State.Status, logs)
 	}
 	return took, err
 }
@@ -219,8 +222,8 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // remove removes a baseline container.
 func (d *dockerLab) remove(ctx context.Context, id string) error {
-	err := d.api.call(ctx, "DELETE", "/containers/"+url.PathEscape(id), url.Values{"force": {"1"}, "v": {"1"}}, nil, nil)
-	if isAPIStatus(err, 404) {
+	err := d.api.Call(ctx, "DELETE", "/containers/"+url.PathEscape(id), url.Values{"force": {"1"}, "v": {"1"}}, nil, nil)
+	if docker.IsStatus(err, 404) {
 		return nil
 	}
 	return err
@@ -259,7 +262,7 @@ func (dp *dockerPause) close(ctx context.Context) {
 func (dp *dockerPause) steps(ctx context.Context) []func() error {
 	path := "/containers/" + url.PathEscape(dp.rid)
 	call := func(action string) func() error {
-		return func() error { return dp.d.api.call(ctx, "POST", path+"/"+action, nil, nil, nil) }
+		return func() error { return dp.d.api.Call(ctx, "POST", path+"/"+action, nil, nil, nil) }
 	}
 	return []func() error{
 		func() error {
@@ -312,14 +315,14 @@ func (d *dockerLab) removeAll(ctx context.Context) error {
 		ID string `json:"Id"`
 	}
 	f := `{"label":["` + benchLabel + "=" + d.name + `"]}`
-	err = d.api.call(ctx, "GET", "/containers/json", url.Values{"all": {"1"}, "filters": {f}}, nil, &cs)
+	err = d.api.Call(ctx, "GET", "/containers/json", url.Values{"all": {"1"}, "filters": {f}}, nil, &cs)
 	errs = append(errs, err)
 	for _, c := range cs {
 		errs = append(errs, d.remove(ctx, c.ID))
 	}
 	if d.madeImage {
-		err := d.api.call(ctx, "DELETE", "/images/"+url.PathEscape(d.image), nil, nil, nil)
-		if isAPIStatus(err, 409) {
+		err := d.api.Call(ctx, "DELETE", "/images/"+url.PathEscape(d.image), nil, nil, nil)
+		if docker.IsStatus(err, 409) {
 			err = fmt.Errorf("the run's image %s is left: another container uses it: %w", d.image, err)
 		}
 		errs = append(errs, err)

@@ -74,8 +74,8 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 		ID string `json:"Id"`
 	}
 	body := p.containerSpec(spec, from)
-	if err := p.api.call(ctx, "POST", "/containers/create", url.Values{"name": {p.container(id)}}, body, &created); err != nil {
-		if isStatus(err, 409) {
+	if err := p.api.Call(ctx, "POST", "/containers/create", url.Values{"name": {p.container(id)}}, body, &created); err != nil {
+		if IsStatus(err, 409) {
 			return sbx.Instance{}, sbx.Errorf(sbx.EConflict, "sandbox %s already has a container (%s)", id, p.container(id))
 		}
 		return sbx.Instance{}, err
@@ -87,7 +87,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 		}
 		defer stdin.Close()
 	}
-	if err := p.api.call(ctx, "POST", "/containers/"+created.ID+"/start", nil, nil, nil); err != nil {
+	if err := p.api.Call(ctx, "POST", "/containers/"+created.ID+"/start", nil, nil, nil); err != nil {
 		return sbx.Instance{}, err
 	}
 	if stdin != nil {

@@ -77,7 +77,7 @@ type Config struct {
 // Provider runs sandboxes as containers of one Docker daemon.
 type Provider struct {
 	cfg     Config
-	api     *engine
+	api     *Engine
 	ops     keyed.Mutex // by provider ID, held by each operation on that sandbox
 	imports keyed.Mutex // by image reference, held while a template is imported
 	addrs   sync.Map    // provider ID → its container's IP address
@@ -98,7 +98,7 @@ func New(cfg Config) (*Provider, error) {
 	if !namePattern.MatchString(cfg.Name) {
 		return nil, fmt.Errorf("instance name %q cannot name containers", cfg.Name)
 	}
-	api, err := newEngine(cfg.Host)
+	api, err := NewEngine(cfg.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -180,8 +180,8 @@ type inspect struct {
 
 func (p *Provider) inspect(ctx context.Context, id string) (inspect, error) {
 	var c inspect
-	err := p.api.call(ctx, "GET", "/containers/"+url.PathEscape(p.container(id))+"/json", nil, nil, &c)
-	if isStatus(err, 404) {
+	err := p.api.Call(ctx, "GET", "/containers/"+url.PathEscape(p.container(id))+"/json", nil, nil, &c)
+	if IsStatus(err, 404) {
 		return c, sbx.Errorf(sbx.ENotFound, "sandbox %s has no container in the Docker daemon", id)
 	}
 	if err == nil && c.Config.Labels[LabelInstance] != p.cfg.Name {
@@ -208,7 +208,7 @@ func (p *Provider) Pause(ctx context.Context, h sbx.Handle) error {
 	if !c.State.Running || c.State.Paused {
 		return sbx.Errorf(sbx.EConflict, "sandbox %s is %s, not running", id, c.State.Status)
 	}
-	return p.api.call(ctx, "POST", "/containers/"+url.PathEscape(p.container(id))+"/pause", nil, nil, nil)
+	return p.api.Call(ctx, "POST", "/containers/"+url.PathEscape(p.container(id))+"/pause", nil, nil, nil)
 }
 
 // Resume implements sbx.Provider: docker unpause; the handle stays.
@@ -229,7 +229,7 @@ func (p *Provider) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error)
 	if !c.State.Paused {
 		return sbx.Handle{}, sbx.Errorf(sbx.EConflict, "sandbox %s is %s, not paused", id, c.State.Status)
 	}
-	if err := p.api.call(ctx, "POST", "/containers/"+url.PathEscape(p.container(id))+"/unpause", nil, nil, nil); err != nil {
+	if err := p.api.Call(ctx, "POST", "/containers/"+url.PathEscape(p.container(id))+"/unpause", nil, nil, nil); err != nil {
 		return sbx.Handle{}, err
 	}
 	return h, nil
@@ -260,8 +260,8 @@ func (p *Provider) remove(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	err = p.api.call(ctx, "DELETE", "/containers/"+url.PathEscape(c.ID), url.Values{"force": {"1"}, "v": {"1"}}, nil, nil)
-	if isStatus(err, 404) {
+	err = p.api.Call(ctx, "DELETE", "/containers/"+url.PathEscape(c.ID), url.Values{"force": {"1"}, "v": {"1"}}, nil, nil)
+	if IsStatus(err, 404) {
 		return nil
 	}
 	return err
@@ -283,7 +283,7 @@ func (p *Provider) containers(ctx context.Context, status ...string) ([]listed, 
 	}
 	f, _ := jsonString(filters)
 	var out []listed
-	err := p.api.call(ctx, "GET", "/containers/json", url.Values{"all": {"1"}, "filters": {f}}, nil, &out)
+	err := p.api.Call(ctx, "GET", "/containers/json", url.Values{"all": {"1"}, "filters": {f}}, nil, &out)
 	return out, err
 }
 

@@ -162,7 +162,7 @@ cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max
 		}
 		HostConfig struct{ NanoCpus int64 }
 	}
-	if err := p.api.call(ctx, "GET", "/containers/"+url.PathEscape(p.container(in.ProviderSandboxID))+"/json", nil, nil, &c); err != nil {
+	if err := p.api.Call(ctx, "GET", "/containers/"+url.PathEscape(p.container(in.ProviderSandboxID))+"/json", nil, nil, &c); err != nil {
 		t.Fatal(err)
 	}
 	if c.HostConfig.NanoCpus != 500_000_000 {
@@ -241,7 +241,7 @@ func TestPauseInstancesWatch(t *testing.T) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go p.Watch(wctx, func(d sbx.Died) { died <- d })
-	if err := p.api.call(ctx, "POST", "/containers/"+p.container(in.ProviderSandboxID)+"/kill", nil, nil, nil); err != nil {
+	if err := p.api.Call(ctx, "POST", "/containers/"+p.container(in.ProviderSandboxID)+"/kill", nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	d := <-died
@@ -266,10 +266,10 @@ func TestTemplates(t *testing.T) {
 	p.Kill(ctx, in.Handle)
 	name := "sbx-docker-test-" + strings.ToLower(uuid.NewString()[:8])
 	ref := ImageRepo + "/base:" + base.Version
-	if err := p.api.call(ctx, "POST", "/images/"+url.PathEscape(ref)+"/tag", url.Values{"repo": {name}, "tag": {"latest"}}, nil, nil); err != nil {
+	if err := p.api.Call(ctx, "POST", "/images/"+url.PathEscape(ref)+"/tag", url.Values{"repo": {name}, "tag": {"latest"}}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.api.call(context.Background(), "DELETE", "/images/"+name, nil, nil, nil) })
+	t.Cleanup(func() { p.api.Call(context.Background(), "DELETE", "/images/"+name, nil, nil, nil) })
 	o, err := p.source(ctx, sbx.Spec{TemplateID: name}, false)
 	if err != nil || o.imported || o.ref != name {
 		t.Fatalf("source of an image of the daemon: %+v %v", o, err)

@@ -26,10 +26,10 @@ const (
 	maxAPI = "1.45"
 )
 
-// engine speaks the Docker Engine API as plain HTTP over the daemon's
+// Engine speaks the Docker Engine API as plain HTTP over the daemon's
 // Unix socket (unix://PATH) or TCP (tcp://HOST:PORT), with the API
 // version negotiated once the daemon answers.
-type engine struct {
+type Engine struct {
 	host string // as configured, for messages
 	http *http.Client
 
@@ -37,8 +37,10 @@ type engine struct {
 	version string // negotiated; "" until the daemon has answered
 }
 
-// newEngine returns a client of the daemon at host.
-func newEngine(host string) (*engine, error) {
+// NewEngine returns a client of the daemon at host: the provider's, and
+// sbx bench's for its docker run baseline, so that both speak to the daemon
+// alike.
+func NewEngine(host string) (*Engine, error) {
 	u, err := url.Parse(host)
 	if err != nil {
 		return nil, fmt.Errorf("docker host %q: %w", host, err)
@@ -69,27 +71,27 @@ func newEngine(host string) (*engine, error) {
 		IdleConnTimeout:     30 * time.Second,
 		DisableCompression:  true,
 	}
-	return &engine{host: host, http: &http.Client{Transport: tr}}, nil
+	return &Engine{host: host, http: &http.Client{Transport: tr}}, nil
 }
 
-// apiError is an error answer of the daemon.
-type apiError struct {
+// APIError is an error answer of the daemon: its status and message.
+type APIError struct {
 	Status  int
 	Message string
 }
 
-func (e *apiError) Error() string {
+func (e *APIError) Error() string {
 	return fmt.Sprintf("docker: %s (HTTP %d)", e.Message, e.Status)
 }
 
-// isStatus reports whether err is the daemon's answer with status code.
-func isStatus(err error, code int) bool {
-	var e *apiError
+// IsStatus reports whether err is the daemon's answer with status code.
+func IsStatus(err error, code int) bool {
+	var e *APIError
 	return errors.As(err, &e) && e.Status == code
 }
 
 // negotiate finds the API version to speak, once the daemon answers.
-func (e *engine) negotiate(ctx context.Context) (string, error) {
+func (e *Engine) negotiate(ctx context.Context) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.version != "" {
@@ -135,9 +137,9 @@ func apiLess(a, b string) bool {
 	return false
 }
 
-// request sends a request of the negotiated version: path is the
+// Request sends a request of the negotiated version: path is the
 // version-less path ("/containers/json").
-func (e *engine) request(ctx context.Context, method, path string, query url.Values, body io.Reader, hdr http.Header) (*http.Response, error) {
+func (e *Engine) Request(ctx context.Context, method, path string, query url.Values, body io.Reader, hdr http.Header) (*http.Response, error) {
 	v, err := e.negotiate(ctx)
 	if err != nil {
 		return nil, err
@@ -145,7 +147,7 @@ func (e *engine) request(ctx context.Context, method, path string, query url.Val
 	return e.send(ctx, method, "/v"+v+path, query, body, hdr)
 }
 
-func (e *engine) send(ctx context.Context, method, path string, query url.Values, body io.Reader, hdr http.Header) (*http.Response, error) {
+func (e *Engine) send(ctx context.Context, method, path string, query url.Values, body io.Reader, hdr http.Header) (*http.Response, error) {
 	u := "http://docker" + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -171,21 +173,22 @@ func (e *engine) send(ctx context.Context, method, path string, query url.Values
 		if json.Unmarshal(data, &m) != nil || m.Message == "" {
 			m.Message = strings.TrimSpace(string(data))
 		}
-		return nil, &apiError{Status: resp.StatusCode, Message: m.Message}
+		return nil, &APIError{Status: resp.StatusCode, Message: m.Message}
 	}
 	return resp, nil
 }
 
 // raw is send of a JSON body (nil: none) whose JSON answer goes into out
 // (nil: read and dropped), without the version prefix.
-func (e *engine) raw(ctx context.Context, method, path string, query url.Values, in, out any) error {
+func (e *Engine) raw(ctx context.Context, method, path string, query url.Values, in, out any) error {
 	resp, err := e.send(ctx, method, path, query, jsonBody(in), jsonHeader(in))
 	return decode(resp, err, out)
 }
 
-// call is raw with the negotiated version.
-func (e *engine) call(ctx context.Context, method, path string, query url.Values, in, out any) error {
-	resp, err := e.request(ctx, method, path, query, jsonBody(in), jsonHeader(in))
+// Call is raw with the negotiated version: a JSON body (nil: none) whose
+// JSON answer goes into out (nil: read and dropped).
+func (e *Engine) Call(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	resp, err := e.Request(ctx, method, path, query, jsonBody(in), jsonHeader(in))
 	return decode(resp, err, out)
 }
 
@@ -221,16 +224,16 @@ func jsonHeader(in any) http.Header {
 }
 
 // ping is GET /_ping.
-func (e *engine) ping(ctx context.Context) error {
+func (e *Engine) ping(ctx context.Context) error {
 	return e.raw(ctx, "GET", "/_ping", nil, nil, nil)
 }
 
 // attachStdin attaches to a created container's stdin (the connection
 // taken over by the daemon: 101 Switching Protocols), for the caller to
 // write to and close.
-func (e *engine) attachStdin(ctx context.Context, id string) (io.WriteCloser, error) {
+func (e *Engine) attachStdin(ctx context.Context, id string) (io.WriteCloser, error) {
 	q := url.Values{"stream": {"1"}, "stdin": {"1"}}
-	resp, err := e.request(ctx, "POST", "/containers/"+url.PathEscape(id)+"/attach", q, nil,
+	resp, err := e.Request(ctx, "POST", "/containers/"+url.PathEscape(id)+"/attach", q, nil,
 		http.Header{"Connection": {"Upgrade"}, "Upgrade": {"tcp"}})
 	if err != nil {
 		return nil, err

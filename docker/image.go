@@ -50,11 +50,11 @@ func (p *Provider) source(ctx context.Context, spec sbx.Spec, doImport bool) (or
 	name := spec.TemplateID
 	if spec.TemplateVersion == "" && name != "" {
 		var img imageInfo
-		err := p.api.call(ctx, "GET", "/images/"+url.PathEscape(name)+"/json", nil, nil, &img)
+		err := p.api.Call(ctx, "GET", "/images/"+url.PathEscape(name)+"/json", nil, nil, &img)
 		if err == nil {
 			return origin{ref: name, user: img.Config.User, workdir: img.Config.WorkingDir}, nil
 		}
-		if !isStatus(err, 404) && !isStatus(err, 400) {
+		if !IsStatus(err, 404) && !IsStatus(err, 400) {
 			return origin{}, err
 		}
 	}
@@ -92,8 +92,8 @@ func (p *Provider) importTemplate(ctx context.Context, t template.Template, ref 
 		return err
 	}
 	defer p.imports.Unlock(ref)
-	err := p.api.call(ctx, "GET", "/images/"+url.PathEscape(ref)+"/json", nil, nil, nil)
-	if err == nil || !isStatus(err, 404) {
+	err := p.api.Call(ctx, "GET", "/images/"+url.PathEscape(ref)+"/json", nil, nil, nil)
+	if err == nil || !IsStatus(err, 404) {
 		return err
 	}
 	repo, tag, _ := strings.Cut(ref, ":")
@@ -101,7 +101,7 @@ func (p *Provider) importTemplate(ctx context.Context, t template.Template, ref 
 	go func() { pw.CloseWithError(writeTree(pw, t.Rootfs())) }()
 	q := url.Values{"fromSrc": {"-"}, "repo": {repo}, "tag": {tag},
 		"changes": {"LABEL dev.sbx.template=" + t.Name, "LABEL dev.sbx.template-version=" + t.Version}}
-	resp, err := p.api.request(ctx, "POST", "/images/create", q, pr, map[string][]string{"Content-Type": {"application/x-tar"}})
+	resp, err := p.api.Request(ctx, "POST", "/images/create", q, pr, map[string][]string{"Content-Type": {"application/x-tar"}})
 	if err != nil {
 		pr.CloseWithError(err)
 		return err
@@ -126,7 +126,7 @@ func (p *Provider) importTemplate(ctx context.Context, t template.Template, ref 
 			return errors.New(m.Error)
 		}
 	}
-	return p.api.call(ctx, "GET", "/images/"+url.PathEscape(ref)+"/json", nil, nil, nil)
+	return p.api.Call(ctx, "GET", "/images/"+url.PathEscape(ref)+"/json", nil, nil, nil)
 }
 
 // writeTree writes the tree at root as a tar stream: directories, regular

@@ -27,7 +27,7 @@ func (p *Provider) logs(ctx context.Context, id, tail string) ([]sbx.LogLine, er
 		return nil, err
 	}
 	q := url.Values{"stdout": {"1"}, "stderr": {"1"}, "timestamps": {"1"}, "tail": {tail}}
-	resp, err := p.api.request(ctx, "GET", "/containers/"+url.PathEscape(p.container(id))+"/logs", q, nil, nil)
+	resp, err := p.api.Request(ctx, "GET", "/containers/"+url.PathEscape(p.container(id))+"/logs", q, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, erro
 	}
 	var st stats
 	name := url.PathEscape(p.container(id))
-	if err := p.api.call(ctx, "GET", "/containers/"+name+"/stats", url.Values{"stream": {"false"}, "one-shot": {"true"}}, nil, &st); err != nil {
+	if err := p.api.Call(ctx, "GET", "/containers/"+name+"/stats", url.Values{"stream": {"false"}, "one-shot": {"true"}}, nil, &st); err != nil {
 		return sbx.Metrics{}, err
 	}
 	m := sbx.Metrics{At: st.Read.UTC(), CPUSeconds: float64(st.CPUStats.CPUUsage.TotalUsage) / 1e9, Processes: st.PidsStats.Current}
@@ -112,7 +112,7 @@ func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, erro
 		m.NetTxBytes += n.TxBytes
 	}
 	var sized struct{ SizeRw int64 }
-	if err := p.api.call(ctx, "GET", "/containers/"+name+"/json", url.Values{"size": {"1"}}, nil, &sized); err == nil {
+	if err := p.api.Call(ctx, "GET", "/containers/"+name+"/json", url.Values{"size": {"1"}}, nil, &sized); err == nil {
 		m.DiskUsedBytes = sized.SizeRw
 	}
 	return m, nil

@@ -3,8 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -51,46 +51,45 @@ func dockerServer(t *testing.T) (*server, *dockerAPI) {
 	return s, api
 }
 
-// dockerAPI is the test's own look at the daemon, through its Engine API.
+// dockerAPI is the test's own look at the daemon, through the docker
+// provider's client of the Engine API.
 type dockerAPI struct {
-	t    *testing.T
-	name string // the serve instance's
-	http *http.Client
+	t      *testing.T
+	name   string // the serve instance's
+	engine *docker.Engine
 }
 
 func newDockerAPI(t *testing.T, host, name string) *dockerAPI {
-	u, err := url.Parse(host)
-	if err != nil || u.Scheme != "unix" {
-		t.Fatalf("the e2e tests reach the Docker daemon on a Unix socket, not %q", host)
+	e, err := docker.NewEngine(host)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return &dockerAPI{t: t, name: name, http: &http.Client{Timeout: time.Minute, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", u.Path)
-		}}}}
+	return &dockerAPI{t: t, name: name, engine: e}
 }
 
-func (d *dockerAPI) do(method, path string, body any, out ...any) int {
+// do sends method target (a path and query) with body as JSON, decodes a
+// 2xx answer into out[0] when given, and answers the status.
+func (d *dockerAPI) do(method, target string, body any, out ...any) int {
 	d.t.Helper()
-	var r *strings.Reader
-	if body != nil {
-		data, _ := json.Marshal(body)
-		r = strings.NewReader(string(data))
-	} else {
-		r = strings.NewReader("")
-	}
-	req, _ := http.NewRequest(method, "http://docker"+path, r)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := d.http.Do(req)
+	path, query, _ := strings.Cut(target, "?")
+	q, err := url.ParseQuery(query)
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	if len(out) > 0 && resp.StatusCode < 300 {
-		if err := json.NewDecoder(resp.Body).Decode(out[0]); err != nil {
-			d.t.Fatal(err)
-		}
+	var into any
+	if len(out) > 0 {
+		into = out[0]
 	}
-	return resp.StatusCode
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = d.engine.Call(ctx, method, path, q, body, into)
+	if e, ok := errors.AsType[*docker.APIError](err); ok {
+		return e.Status
+	}
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return http.StatusOK
 }
 
 type dockerContainer struct {
