@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -76,20 +78,29 @@ func (d *dockerAPI) do(method, target string, body any, out ...any) int {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	var into any
-	if len(out) > 0 {
-		into = out[0]
+	var in io.Reader
+	hdr := http.Header{}
+	if body != nil {
+		data, _ := json.Marshal(body)
+		in = bytes.NewReader(data)
+		hdr.Set("Content-Type", "application/json")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = d.engine.Call(ctx, method, path, q, body, into)
+	resp, err := d.engine.Request(ctx, method, path, q, in, hdr)
 	if e, ok := errors.AsType[*docker.APIError](err); ok {
 		return e.Status
 	}
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	return http.StatusOK
+	defer resp.Body.Close()
+	if len(out) > 0 {
+		if err := json.NewDecoder(resp.Body).Decode(out[0]); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	return resp.StatusCode
 }
 
 type dockerContainer struct {

@@ -16,7 +16,8 @@ import (
 // One serve, one ledger, two providers: gVisor on this host (the default)
 // and a Docker daemon beside it (--also-provider docker). A create names
 // its provider or takes the default; each sandbox runs commands on its
-// own; the list, the summary (availability and capabilities) and the
+// own; serve SIGKILLed and restarted adopts both, processes and all; the
+// list, the summary (availability and capabilities) and the
 // wallet (spending by provider, at docker's own price) show both; a fork of
 // the docker sandbox is a 501 naming docker.
 func TestLocalAndDockerInOneLedger(t *testing.T) {
@@ -42,6 +43,24 @@ func TestLocalAndDockerInOneLedger(t *testing.T) {
 		res, err := c.Commands(sb.ID).Run(ctx, "tr '\\0' ' ' < /proc/1/cmdline", nil)
 		if err != nil || !strings.HasPrefix(res.Stdout, "/.sbx/sbx agent") {
 			t.Errorf("a command on %s: %+v %v", sb.Provider, res, err)
+		}
+	}
+	// serve SIGKILLed and restarted: both sandboxes are adopted, running,
+	// with their processes.
+	for _, sb := range []apiv1.Sandbox{onLocal, onDocker} {
+		h, err := c.Commands(sb.ID).Start(ctx, "sleep 600", &client.CommandOptions{Tag: "kept"})
+		if err != nil {
+			t.Fatalf("a background command on %s: %v", sb.Provider, err)
+		}
+		h.Disconnect()
+	}
+	s.restart(serverOpts{bin: sbxBin, args: s.opts.args})
+	for _, sb := range []apiv1.Sandbox{onLocal, onDocker} {
+		if got := s.get(sb.ID); got.State != "running" {
+			t.Errorf("after the restart the %s sandbox is %s", sb.Provider, got.State)
+		}
+		if info, err := c.Commands(sb.ID).Get(ctx, "kept"); err != nil || !info.Running {
+			t.Errorf("after the restart the %s sandbox's command: %+v %v", sb.Provider, info, err)
 		}
 	}
 	seen := map[string]bool{}
