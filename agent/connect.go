@@ -309,7 +309,7 @@ func keepaliveInterval(r *http.Request) time.Duration {
 	if err != nil || n <= 0 {
 		return defaultKeepalive
 	}
-	return time.Duration(n) * time.Second
+	return time.Duration(min(n, 3600)) * time.Second // no wrap past int64
 }
 
 // pbUint32 is a protobuf uint32, read from a JSON number or string; null

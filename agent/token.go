@@ -150,13 +150,10 @@ func (a *Agent) fromHere(r *http.Request) bool {
 // reopenStdin puts /dev/null on descriptor 0 once the token was read from
 // it and it was closed, so that nothing the agent opens later takes 0.
 func reopenStdin() error {
-	null, err := os.Open(os.DevNull)
-	if err != nil {
+	fd, err := syscall.Open(os.DevNull, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil || fd == 0 { // 0 was free: /dev/null took it, and stays
 		return err
 	}
-	defer null.Close()
-	if null.Fd() == 0 {
-		return nil
-	}
-	return syscall.Dup3(int(null.Fd()), 0, 0)
+	defer syscall.Close(fd)
+	return syscall.Dup3(fd, 0, 0)
 }

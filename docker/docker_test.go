@@ -258,6 +258,13 @@ func TestTemplates(t *testing.T) {
 	if err := p.Admit(ctx, sbx.Spec{TemplateID: "no-such-template"}); sbx.ErrorCode(err) != sbx.ENotFound || !strings.Contains(err.Error(), "no-such-template") {
 		t.Fatalf("Admit of a missing template: %v", err)
 	}
+	// A project's template and an image sbx imported are no caller's to
+	// start by name on docker: lifecycle authorizes a project's templates.
+	for _, name := range []string{"tpl-0123456789ab", ImageRepo + "/base:v1"} {
+		if err := p.Admit(ctx, sbx.Spec{TemplateID: name}); sbx.ErrorCode(err) != sbx.ENotFound {
+			t.Errorf("Admit of %s: %v", name, err)
+		}
+	}
 	base, err := templates.Current("base")
 	if err != nil {
 		t.Fatal(err)

@@ -48,6 +48,12 @@ type imageInfo struct {
 // imported as an image once (with doImport; else only checked).
 func (p *Provider) source(ctx context.Context, spec sbx.Spec, doImport bool) (origin, error) {
 	name := spec.TemplateID
+	if strings.HasPrefix(name, "tpl-") || strings.HasPrefix(name, ImageRepo+"/") {
+		// A project's template (tpl-…) is the local provider's, found and
+		// authorized by lifecycle for its project; its tree, or the image
+		// imported from one, is no other caller's to start by name.
+		return origin{}, sbx.Errorf(sbx.ENotFound, "template %s is not one the docker provider runs: it runs the server's templates and the daemon's images", name)
+	}
 	if spec.TemplateVersion == "" && name != "" {
 		var img imageInfo
 		err := p.api.Call(ctx, "GET", "/images/"+url.PathEscape(name)+"/json", nil, nil, &img)

@@ -332,12 +332,18 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, c sbx.Caller
 	return nil
 }
 
+// maxRefresh bounds a refresh, in seconds, as E2B's API does.
+const maxRefresh = 3600
+
 func (s *Server) refresh(w http.ResponseWriter, r *http.Request, c sbx.Caller) error {
 	var body struct {
 		Duration int64 `json:"duration"`
 	}
 	if err := decode(r, &body); err != nil {
 		return err
+	}
+	if body.Duration < 0 || body.Duration > maxRefresh {
+		return sbx.Invalid("duration", "duration %d must be from 0 to %d seconds, as on E2B", body.Duration, maxRefresh)
 	}
 	if _, err := s.live(r, c); err != nil {
 		return err

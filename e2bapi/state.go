@@ -3,6 +3,7 @@ package e2bapi
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/lifecycle"
@@ -23,6 +24,9 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, c sbx.Caller) erro
 	}
 	if err := decode(r, &body); err != nil {
 		return err
+	}
+	if t := body.Timeout; t != nil && (*t < 1 || time.Duration(*t)*time.Second > s.mgr.Config().MaxTimeout) {
+		return sbx.Invalid("timeout", "timeout %d must be from 1 to %d seconds (the server's maximum)", *t, int64(s.mgr.Config().MaxTimeout/time.Second))
 	}
 	if _, err := s.live(r, c); err != nil {
 		return err

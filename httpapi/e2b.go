@@ -74,8 +74,11 @@ func (s *Server) e2bProxy(w http.ResponseWriter, r *http.Request, port int, id s
 		return
 	}
 	a, err := s.mgr.Reach(r.Context(), id, why, func(sb sbx.Sandbox) (bool, error) {
-		return true, e2bAllowed(r, port, sb, s.clock.Now())
+		return !sb.Preview.NoWake, e2bAllowed(r, port, sb, s.clock.Now())
 	})
+	if sbx.ErrorCode(err) == sbx.ENotFound { // as a wrong credential: the host tells a caller without one nothing
+		err = sbx.Errorf(sbx.EUnauthorized, "a missing or wrong %s (envdAccessToken) for sandbox %s", apiv1.AccessTokenHeader, id)
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -137,6 +137,9 @@ func countMembers(members []sbx.Sandbox) sbx.PoolCount {
 // timeline of the cold create that follows), or the error of a create that
 // requires the pool.
 func (m *Manager) fromPool(ctx context.Context, c sbx.Caller, p sbx.Provider, req CreateRequest, egress *sbx.Egress) (sbx.Sandbox, string, error) {
+	if req.PoolMode == sbx.PoolRequire && p.Name() != m.cfg.DefaultProvider {
+		return sbx.Sandbox{}, "", sbx.Errorf(sbx.ENoWarmSandbox, "warm_pool_unavailable: warm pools hold sandboxes of the default provider, %s, not %s", m.cfg.DefaultProvider, p.Name())
+	}
 	if req.PoolMode == sbx.PoolBypass || req.pool != "" || req.RuntimeID != "" || req.Image != nil || req.SnapshotID != "" || p.Name() != m.cfg.DefaultProvider {
 		return sbx.Sandbox{}, "", nil
 	}

@@ -54,6 +54,9 @@ func TestCreateNamesItsProvider(t *testing.T) {
 	if _, err := m.Resume(ctx, e.caller, sb.ID, 0); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := m.Create(ctx, e.caller, lifecycle.CreateRequest{TemplateID: "base", Provider: "other", PoolMode: sbx.PoolRequire}); sbx.ErrorCode(err) != sbx.ENoWarmSandbox {
+		t.Errorf("a create on other that requires a warm pool: %v", err)
+	}
 	_, err = create("nope")
 	if sbx.ErrorCode(err) != sbx.EInvalid || !strings.Contains(err.Error(), `"nope" is not one of this server's: down, memory, other`) {
 		t.Errorf("an unknown provider: %v", err)
