@@ -2,9 +2,11 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -197,6 +199,35 @@ cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max
 	}
 	if !found {
 		t.Errorf("the logs lack the line written to stdout: %+v", lines)
+	}
+
+	// Following: a read from a cursor answers only what came after it.
+	marks := func(lines []sbx.LogLine) (out []string) {
+		for _, l := range lines {
+			if strings.HasPrefix(l.Line, "mark-") {
+				out = append(out, l.Line)
+			}
+		}
+		return out
+	}
+	write := func(from, to int) {
+		t.Helper()
+		if _, _, err := agentcall.Run(ctx, addr, token, fmt.Sprintf("for i in $(seq %d %d); do echo mark-$i > /proc/1/fd/1; done", from, to), nil, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1, 3)
+	first, cursor, err := p.LogsFrom(ctx, in.Handle, sbx.LogCursor{})
+	if err != nil || !slices.Equal(marks(first), []string{"mark-1", "mark-2", "mark-3"}) {
+		t.Fatalf("the log from its start: %v %v", marks(first), err)
+	}
+	if again, _, err := p.LogsFrom(ctx, in.Handle, cursor); err != nil || len(marks(again)) != 0 {
+		t.Errorf("a read with nothing new answered %+v %v", again, err)
+	}
+	write(4, 6)
+	next, _, err := p.LogsFrom(ctx, in.Handle, cursor)
+	if err != nil || !slices.Equal(marks(next), []string{"mark-4", "mark-5", "mark-6"}) {
+		t.Errorf("the log after the cursor: %v %v", marks(next), err)
 	}
 }
 

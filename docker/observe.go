@@ -18,15 +18,50 @@ func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error
 	if err != nil {
 		return nil, err
 	}
-	return p.logs(ctx, id, "all")
+	return p.logs(ctx, id, "all", time.Time{})
 }
 
-// logs reads the last tail lines of a container's output ("all": every one).
-func (p *Provider) logs(ctx context.Context, id, tail string) ([]sbx.LogLine, error) {
+// LogsFrom implements sbx.LogFollower: the lines the daemon stamped at or
+// after the cursor's time (its since), less the cursor's Offset lines of
+// that very time, which an earlier read answered. The cursor is the last
+// line's time and how many lines carry it.
+func (p *Provider) LogsFrom(ctx context.Context, h sbx.Handle, from sbx.LogCursor) ([]sbx.LogLine, sbx.LogCursor, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return nil, from, err
+	}
+	lines, err := p.logs(ctx, id, "all", from.At)
+	if err != nil {
+		return nil, from, err
+	}
+	fresh, seen, next := lines[:0], from.Offset, from
+	for _, l := range lines {
+		switch {
+		case l.At.Before(from.At):
+			continue
+		case l.At.Equal(from.At) && seen > 0:
+			seen--
+			continue
+		case l.At.Equal(next.At):
+			next.Offset++
+		default:
+			next.At, next.Offset = l.At, 1
+		}
+		fresh = append(fresh, l)
+	}
+	return fresh, next, nil
+}
+
+// logs reads the last tail lines of a container's output ("all": every
+// one), stamped at or after since when it is not zero.
+func (p *Provider) logs(ctx context.Context, id, tail string, since time.Time) ([]sbx.LogLine, error) {
 	if _, err := p.inspect(ctx, id); err != nil {
 		return nil, err
 	}
 	q := url.Values{"stdout": {"1"}, "stderr": {"1"}, "timestamps": {"1"}, "tail": {tail}}
+	if !since.IsZero() {
+		q.Set("since", fmt.Sprintf("%d.%09d", since.Unix(), since.Nanosecond()))
+	}
 	resp, err := p.api.Request(ctx, "GET", "/containers/"+url.PathEscape(p.container(id))+"/logs", q, nil, nil)
 	if err != nil {
 		return nil, err
@@ -48,7 +83,7 @@ func (p *Provider) logs(ctx context.Context, id, tail string) ([]sbx.LogLine, er
 // lastLines is the last lines of a container's output, for a diagnostic:
 // "" when there are none.
 func (p *Provider) lastLines(ctx context.Context, id string) string {
-	lines, _ := p.logs(ctx, id, "5")
+	lines, _ := p.logs(ctx, id, "5", time.Time{})
 	if len(lines) == 0 {
 		return ""
 	}
