@@ -192,47 +192,38 @@ func (p *Provider) inspect(ctx context.Context, id string) (inspect, error) {
 
 // Pause implements sbx.Provider: docker pause, the cgroup freezer.
 func (p *Provider) Pause(ctx context.Context, h sbx.Handle) error {
-	id, err := handleID(h)
-	if err != nil {
-		return err
-	}
-	end, err := p.begin(ctx, id)
-	if err != nil {
-		return err
-	}
-	defer end()
-	c, err := p.inspect(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !c.State.Running || c.State.Paused {
-		return sbx.Errorf(sbx.EConflict, "sandbox %s is %s, not running", id, c.State.Status)
-	}
-	return p.api.Call(ctx, "POST", "/containers/"+url.PathEscape(p.container(id))+"/pause", nil, nil, nil)
+	return p.freeze(ctx, h, "pause", "running", func(running, paused bool) bool { return running && !paused })
 }
 
 // Resume implements sbx.Provider: docker unpause; the handle stays.
 func (p *Provider) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error) {
+	if err := p.freeze(ctx, h, "unpause", "paused", func(_, paused bool) bool { return paused }); err != nil {
+		return sbx.Handle{}, err
+	}
+	return h, nil
+}
+
+// freeze asks the daemon to pause or unpause the container of h (action),
+// which must be in state want (from checks its running and paused flags),
+// else it is a 409 that says what it is.
+func (p *Provider) freeze(ctx context.Context, h sbx.Handle, action, want string, from func(running, paused bool) bool) error {
 	id, err := handleID(h)
 	if err != nil {
-		return sbx.Handle{}, err
+		return err
 	}
 	end, err := p.begin(ctx, id)
 	if err != nil {
-		return sbx.Handle{}, err
+		return err
 	}
 	defer end()
 	c, err := p.inspect(ctx, id)
 	if err != nil {
-		return sbx.Handle{}, err
+		return err
 	}
-	if !c.State.Paused {
-		return sbx.Handle{}, sbx.Errorf(sbx.EConflict, "sandbox %s is %s, not paused", id, c.State.Status)
+	if !from(c.State.Running, c.State.Paused) {
+		return sbx.Errorf(sbx.EConflict, "sandbox %s is %s, not %s", id, c.State.Status, want)
 	}
-	if err := p.api.Call(ctx, "POST", "/containers/"+url.PathEscape(p.container(id))+"/unpause", nil, nil, nil); err != nil {
-		return sbx.Handle{}, err
-	}
-	return h, nil
+	return p.api.Call(ctx, "POST", "/containers/"+url.PathEscape(p.container(id))+"/"+action, nil, nil, nil)
 }
 
 // Kill implements sbx.Provider: the container is removed, forced, with its

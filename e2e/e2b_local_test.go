@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"crypto/tls"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
@@ -45,18 +43,8 @@ func TestE2BSDKLocal(t *testing.T) {
 		{"E2B_SANDBOX_URL", []string{"E2B_SANDBOX_URL=" + s.url}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, "--import", "./resolve.mjs", "--test", "--test-concurrency=1", "--test-reporter=spec", "e2b.test.mjs")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "E2B_API_URL="+s.url+"/e2b", "E2B_API_KEY="+s.key, "SBX_DOMAIN=sbx.localhost",
-				"NODE_EXTRA_CA_CERTS="+cert)
-			cmd.Env = append(cmd.Env, mode.env...)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("the E2B SDK suite failed: %v\n%s\nserve's log:\n%s", err, out, s.out)
-			}
-			t.Logf("%s", out)
+			env := append([]string{"E2B_API_URL=" + s.url + "/e2b", "E2B_API_KEY=" + s.key, "SBX_DOMAIN=sbx.localhost", "NODE_EXTRA_CA_CERTS=" + cert}, mode.env...)
+			s.runSuite(t, "the E2B SDK suite", dir, env, node, "--import", "./resolve.mjs", "--test", "--test-concurrency=1", "--test-reporter=spec", "e2b.test.mjs")
 		})
 	}
 }

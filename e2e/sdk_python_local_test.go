@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
@@ -34,15 +32,7 @@ func TestPythonSDKLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := localServer(t, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a hang guard
-	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "discover", "-s", filepath.Join(sdk, "tests"), "-t", sdk, "-v")
-	cmd.Dir = sdk
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(sdk, "src")+string(os.PathListSeparator)+sdk,
-		"SBX_URL="+s.url, "SBX_API_KEY="+s.key, "SBX_SDK_OFFLINE=", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the Python SDK's suite failed: %v\n%s\nserve's log:\n%s", err, out, s.out)
-	}
-	t.Logf("%s", out)
+	s.runSuite(t, "the Python SDK's suite", sdk, []string{"PYTHONPATH=" + filepath.Join(sdk, "src") + string(os.PathListSeparator) + sdk,
+		"SBX_URL=" + s.url, "SBX_API_KEY=" + s.key, "SBX_SDK_OFFLINE=", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"},
+		python, "-m", "unittest", "discover", "-s", filepath.Join(sdk, "tests"), "-t", sdk, "-v")
 }

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
@@ -41,17 +39,7 @@ func TestTypeScriptSDKLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := localServer(t, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a hang guard
-	defer cancel()
-	env := append(os.Environ(), "SBX_URL="+s.url, "SBX_API_KEY="+s.key, "NO_COLOR=1")
-	for _, args := range [][]string{{"run", "build"}, {"test"}} {
-		cmd := exec.CommandContext(ctx, npm, args...)
-		cmd.Dir = dir
-		cmd.Env = append(env, "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("npm %v in sdk/typescript failed: %v\n%s\nserve's log:\n%s", args, err, out, s.out)
-		}
-		t.Logf("npm %v:\n%s", args, out)
-	}
+	env := []string{"SBX_URL=" + s.url, "SBX_API_KEY=" + s.key, "NO_COLOR=1", "PATH=" + filepath.Dir(node) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	s.runSuite(t, "npm run build in sdk/typescript", dir, env, npm, "run", "build")
+	s.runSuite(t, "npm test in sdk/typescript", dir, env, npm, "test")
 }

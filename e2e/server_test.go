@@ -274,3 +274,19 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// runSuite runs an SDK's own test suite (argv, in dir, with env added to
+// this process's) against s, bounded by a hang guard; it fails with the
+// suite's output and serve's log, else logs the output.
+func (s *server) runSuite(t *testing.T, name, dir string, env []string, argv ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s failed: %v\n%s\nserve's log:\n%s", name, err, out, s.out)
+	}
+	t.Logf("%s:\n%s", name, out)
+}
