@@ -247,7 +247,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c sbx.Caller) erro
 	if v := q.Get("metadata"); v != "" {
 		md, err := metadataFilter(v)
 		if err != nil {
-			p.Add("metadata", "%s", err.Error())
+			p.Add("metadata", "metadata filter %q must be percent-encoded key=value pairs: %v", v, err)
 		}
 		f.Metadata = md
 	}
