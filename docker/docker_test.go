@@ -184,15 +184,20 @@ cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max
 	if _, _, err := agentcall.Run(ctx, addr, token, "echo to-the-log > /proc/1/fd/1", nil, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := p.Logs(ctx, in.Handle)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The daemon's log driver writes a line a moment after the process
+	// does: the log is read until it has the line (a hang guard, not a
+	// timing assertion).
+	var lines []sbx.LogLine
 	found := false
-	for _, l := range lines {
-		if l.Source == "stdout" && l.Line == "to-the-log" && !l.At.IsZero() {
-			found = true
+	for deadline := time.Now().Add(30 * time.Second); !found && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if lines, err = p.Logs(ctx, in.Handle); err != nil {
+			t.Fatal(err)
 		}
+		for _, l := range lines {
+			found = found || (l.Source == "stdout" && l.Line == "to-the-log" && !l.At.IsZero())
+		}
+	}
+	for _, l := range lines {
 		if strings.Contains(l.Line, token) {
 			t.Errorf("the log holds the token: %q", l.Line)
 		}
@@ -216,18 +221,32 @@ cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max
 			t.Fatal(err)
 		}
 	}
+	// follow reads from cursor on until n marks came, each read going on
+	// from where the last stopped, as lifecycle's FollowLogs does; what it
+	// answers holds every mark once.
+	follow := func(cursor sbx.LogCursor, n int) ([]string, sbx.LogCursor) {
+		t.Helper()
+		var got []string
+		for deadline := time.Now().Add(30 * time.Second); len(got) < n && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			fresh, next, err := p.LogsFrom(ctx, in.Handle, cursor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, cursor = append(got, marks(fresh)...), next
+		}
+		return got, cursor
+	}
 	write(1, 3)
-	first, cursor, err := p.LogsFrom(ctx, in.Handle, sbx.LogCursor{})
-	if err != nil || !slices.Equal(marks(first), []string{"mark-1", "mark-2", "mark-3"}) {
-		t.Fatalf("the log from its start: %v %v", marks(first), err)
+	first, cursor := follow(sbx.LogCursor{}, 3)
+	if !slices.Equal(first, []string{"mark-1", "mark-2", "mark-3"}) {
+		t.Fatalf("the log from its start: %v", first)
 	}
 	if again, _, err := p.LogsFrom(ctx, in.Handle, cursor); err != nil || len(marks(again)) != 0 {
 		t.Errorf("a read with nothing new answered %+v %v", again, err)
 	}
 	write(4, 6)
-	next, _, err := p.LogsFrom(ctx, in.Handle, cursor)
-	if err != nil || !slices.Equal(marks(next), []string{"mark-4", "mark-5", "mark-6"}) {
-		t.Errorf("the log after the cursor: %v %v", marks(next), err)
+	if next, _ := follow(cursor, 3); !slices.Equal(next, []string{"mark-4", "mark-5", "mark-6"}) {
+		t.Errorf("the log after the cursor: %v", next)
 	}
 }
 
