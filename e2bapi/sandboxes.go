@@ -440,3 +440,59 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request, c sbx.Caller) e
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// logLine is one of E2B's SandboxLog.
+type logLine struct {
+	Timestamp time.Time `json:"timestamp"`
+	Line      string    `json:"line"`
+}
+
+// logs answers E2B's SandboxLogs: the sandbox's log (its timeline and its
+// provider's lines), oldest first, from ?start (Unix milliseconds) on, at
+// most ?limit lines (default and at most 1000). logEntries, E2B's
+// structured form, is left empty: sbx's lines carry no level.
+func (s *Server) logs(w http.ResponseWriter, r *http.Request, c sbx.Caller) error {
+	sb, err := s.live(r, c)
+	if err != nil {
+		return err
+	}
+	q, limit, start := r.URL.Query(), 1000, time.Time{}
+	var p sbx.Problems
+	if v := q.Get("limit"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 1000 {
+			p.Add("limit", "limit %q must be an integer from 1 to 1000", v)
+		} else {
+			limit = n
+		}
+	}
+	if v := q.Get("start"); v != "" {
+		if ms, err := strconv.ParseInt(v, 10, 64); err != nil || ms < 0 {
+			p.Add("start", "start %q must be Unix milliseconds", v)
+		} else {
+			start = time.UnixMilli(ms)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	out := struct {
+		Logs       []logLine `json:"logs"`
+		LogEntries []any     `json:"logEntries"`
+	}{Logs: []logLine{}, LogEntries: []any{}}
+	for cursor := ""; len(out.Logs) < limit; {
+		lines, next, err := s.mgr.Logs(r.Context(), sb, cursor, 1000)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			if !l.At.Before(start) && len(out.Logs) < limit {
+				out.Logs = append(out.Logs, logLine{Timestamp: l.At.UTC(), Line: l.Line})
+			}
+		}
+		if cursor = next; next == "" {
+			break
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

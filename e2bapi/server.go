@@ -76,6 +76,7 @@ func New(mgr *lifecycle.Manager, auth Authenticator, cfg Config, log *slog.Logge
 		{"POST /sandboxes/{id}/connect", s.connect}, // v1: the Python SDK's
 		{"POST /sandboxes/{id}/resume", s.connect},  // before connect
 		{"GET /sandboxes/{id}/metrics", s.metrics},
+		{"GET /sandboxes/{id}/logs", s.logs},
 		{"PUT /sandboxes/{id}/network", s.network},
 		{"POST /sandboxes/{id}/fork", s.fork},
 		{"POST /sandboxes/{id}/snapshots", s.snapshot},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/pipenet"
 )
 
 // retryFor bounds how long a refused connection is retried: an agent that
@@ -55,8 +56,12 @@ func AddrOf(host string) string {
 	return addr
 }
 
-// dial connects to addr.
+// dial connects to addr: a listener of serve's own process there
+// (internal/pipenet), else the network.
 func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if conn, ok, err := pipenet.Dial(ctx, addr); ok {
+		return conn, err
+	}
 	var d net.Dialer
 	deadline := time.Now().Add(retryFor)
 	for {

@@ -96,7 +96,11 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 	p.mu.Unlock()
 	// Serve reaches this agent over loopback, as it reaches no real one: it
 	// may rotate the token from there.
-	a, err := agent.New(agent.Config{Token: token, Workdir: p.t.TempDir(), Env: testenv.AgentEnv(p.t),
+	env := testenv.AgentEnv(p.t)
+	for k, v := range spec.Env { // as a real provider gives them to its agent
+		env = append(env, k+"="+v)
+	}
+	a, err := agent.New(agent.Config{Token: token, Workdir: p.t.TempDir(), Env: env,
 		Rotator: func(*http.Request) bool { return true }})
 	if err != nil {
 		return in, err

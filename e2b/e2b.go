@@ -1,0 +1,327 @@
+// Package e2b is the provider whose sandboxes live on a server of E2B's
+// API: E2B's own service, or any installation of it (sbx's /e2b among
+// them). Its control plane (api.go) creates a sandbox from an E2B template
+// ID, with metadata naming the sbx UUID and the serve instance so that List
+// (and so reconcile) sees only this instance's sandboxes; pauses it (E2B
+// keeps its memory), resumes it by a connect, kills it, and reads its logs
+// and metrics.
+//
+// E2B runs no sbx agent: its sandboxes run envd. The provider serves
+// sbx's agent API for each sandbox inside serve itself (bridge.go), over
+// an in-process listener (internal/pipenet) that no other process reaches,
+// translating commands, PTYs and files into envd's calls (envd.go), so
+// that sbx's API, CLI, SDKs and SSH gateway reach an e2b sandbox as they
+// reach any other.
+//
+// A sandbox lives for a lease (Config.Lease: its E2B timeout) that Watch
+// renews while serve runs: a serve that stops leaves no compute behind for
+// longer than the lease, and one that restarts adopts what is still there.
+package e2b
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/pipenet"
+)
+
+// Name is the provider's name in the ledger.
+const Name = "e2b"
+
+// The metadata every sandbox carries.
+const (
+	MetaSandbox  = "sbx_sandbox"  // the sbx UUID
+	MetaInstance = "sbx_instance" // the serve instance's name (Config.Name)
+)
+
+// envdPort is envd's port in every E2B sandbox.
+const envdPort = 49983
+
+// Config is the E2B API the provider uses.
+type Config struct {
+	APIURL string // the control plane, e.g. https://api.e2b.app
+	APIKey string // its X-API-KEY
+	// Domain is the sandboxes' domain, where a sandbox's envd is
+	// https://49983-<id>.<Domain>, when the API's answer names none.
+	Domain string
+	// SandboxURL, when set, is where every sandbox's envd is reached, with
+	// the E2b-Sandbox-Id and E2b-Sandbox-Port headers naming it (E2B's
+	// E2B_SANDBOX_URL), in place of its domain.
+	SandboxURL string
+	// Name is the serve instance's: its sandboxes carry it in their
+	// metadata (MetaInstance). Default "sbx".
+	Name string
+	// Lease is a sandbox's E2B timeout, which Watch renews while serve
+	// runs; default 10 minutes.
+	Lease time.Duration
+	// WatchEvery is how often Watch renews leases and looks for sandboxes
+	// that ended; default a quarter of Lease.
+	WatchEvery time.Duration
+	// HTTP is the client of the API and of envd; default one of its own.
+	HTTP *http.Client
+}
+
+// Provider runs sandboxes on one E2B API server.
+type Provider struct {
+	cfg  Config
+	http *http.Client
+
+	mu     sync.Mutex
+	remote map[string]*remote   // by E2B sandbox ID: what serve knows of sandboxes it reaches
+	kills  map[string]time.Time // sandboxes Kill ended, until Watch has seen them gone
+}
+
+// remote is a sandbox as the provider reaches it: its envd and the bridge
+// that serves sbx's agent API over it.
+type remote struct {
+	envd   *envd
+	server *http.Server // serves bridge at addr; nil until AgentAddr first asks
+	bridge *bridge
+	addr   string
+}
+
+// New returns a provider over the API cfg names; it calls nothing yet.
+func New(cfg Config) (*Provider, error) {
+	if cfg.APIURL == "" {
+		return nil, errors.New("e2b: no API URL")
+	}
+	if cfg.APIKey == "" {
+		return nil, errors.New("e2b: no API key")
+	}
+	cfg.Name = cmp.Or(cfg.Name, "sbx")
+	cfg.Domain = cmp.Or(cfg.Domain, "e2b.app")
+	cfg.Lease = cmp.Or(cfg.Lease, 10*time.Minute)
+	if cfg.Lease < 30*time.Second {
+		return nil, fmt.Errorf("e2b: a lease of %s is shorter than 30s", cfg.Lease)
+	}
+	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, cfg.Lease/4)
+	p := &Provider{cfg: cfg, http: cfg.HTTP, remote: map[string]*remote{}, kills: map[string]time.Time{}}
+	if p.http == nil {
+		p.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
+			IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true}}
+	}
+	return p, nil
+}
+
+// Name implements sbx.Provider.
+func (p *Provider) Name() string { return Name }
+
+// Capabilities implements sbx.Provider: E2B's pause keeps memory; the rest
+// is not bridged.
+func (p *Provider) Capabilities() sbx.Capabilities { return sbx.Capabilities{MemoryPause: true} }
+
+// Check implements sbx.Checker: the API answers a list with this key.
+func (p *Provider) Check(ctx context.Context) error {
+	_, err := p.call(ctx, http.MethodGet, "/v2/sandboxes", map[string][]string{"limit": {"1"}}, nil, nil)
+	return err
+}
+
+// idPattern is what an E2B sandbox ID may be: a host label.
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+func handleID(h sbx.Handle) (string, error) { return sbx.HandleID(h, idPattern.MatchString) }
+
+// Admit implements sbx.Admitter: what an E2B sandbox cannot start from.
+func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
+	switch {
+	case spec.Image != nil:
+		return sbx.Errorf(sbx.EUnsupported, "provider e2b starts sandboxes from E2B templates, not from OCI images")
+	case spec.Snapshot != nil:
+		return sbx.Errorf(sbx.EUnsupported, "provider e2b does not start sandboxes from sbx snapshots")
+	case len(spec.Volumes) > 0:
+		return sbx.Errorf(sbx.EUnsupported, "provider e2b does not mount sbx volumes")
+	case spec.Resources.GPU != nil:
+		return sbx.Errorf(sbx.EUnsupported, "provider e2b does not place GPUs")
+	}
+	return nil
+}
+
+// Create implements sbx.Provider: a sandbox of the E2B template
+// spec.TemplateID, running once the API answers (lifecycle then waits for
+// its envd through the bridge's /ready). A create whose context ended may
+// have made a sandbox that no answer named: it is looked for and killed.
+func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, error) {
+	if err := p.Admit(ctx, spec); err != nil {
+		return sbx.Instance{}, err
+	}
+	sb, err := p.create(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			p.sweep(spec.SandboxID)
+		}
+		return sbx.Instance{}, err
+	}
+	if !idPattern.MatchString(sb.SandboxID) {
+		p.kill(context.WithoutCancel(ctx), sb.SandboxID)
+		return sbx.Instance{}, sbx.Errorf(sbx.EProvider, "e2b: the API named its new sandbox %q, which is no sandbox ID", sb.SandboxID)
+	}
+	p.reached(sb)
+	return sbx.Instance{SandboxID: spec.SandboxID, ProviderSandboxID: sb.SandboxID, Status: sbx.InstanceRunning, Handle: sbx.IDHandle(sb.SandboxID)}, nil
+}
+
+// sweep kills what a create for sandboxID left, if anything.
+func (p *Provider) sweep(sandboxID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := p.list(ctx)
+	if err != nil {
+		return
+	}
+	for _, sb := range list {
+		if sb.Metadata[MetaSandbox] == sandboxID {
+			p.kill(ctx, sb.SandboxID)
+		}
+	}
+}
+
+// Pause implements sbx.Provider: E2B's pause, which keeps memory.
+func (p *Provider) Pause(ctx context.Context, h sbx.Handle) error {
+	id, err := handleID(h)
+	if err != nil {
+		return err
+	}
+	_, err = p.call(ctx, http.MethodPost, "/sandboxes/"+id+"/pause", nil, nil, nil)
+	return fault(id, err)
+}
+
+// Resume implements sbx.Provider: a connect, which resumes a paused
+// sandbox (201); one that was running (200) is a conflict.
+func (p *Provider) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return h, err
+	}
+	var sb sandbox
+	resp, err := p.call(ctx, http.MethodPost, "/sandboxes/"+id+"/connect", nil, timeoutBody{Timeout: p.leaseSeconds()}, &sb)
+	if err != nil {
+		return h, fault(id, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return h, sbx.Errorf(sbx.EConflict, "e2b: sandbox %s is running, not paused", id)
+	}
+	sb.SandboxID = id
+	p.reached(sb)
+	return h, nil
+}
+
+// Kill implements sbx.Provider; a sandbox already gone is no error.
+func (p *Provider) Kill(ctx context.Context, h sbx.Handle) error {
+	id, err := handleID(h)
+	if err != nil {
+		return err
+	}
+	return p.kill(ctx, id)
+}
+
+func (p *Provider) kill(ctx context.Context, id string) error {
+	p.forget(id)
+	_, err := p.call(ctx, http.MethodDelete, "/sandboxes/"+id, nil, nil, nil)
+	if sbx.ErrorCode(err) == sbx.ENotFound {
+		return nil
+	}
+	return fault(id, err)
+}
+
+// List implements sbx.Provider: this instance's running and paused sandboxes.
+func (p *Provider) List(ctx context.Context) ([]sbx.Instance, error) {
+	list, err := p.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sbx.Instance, 0, len(list))
+	for _, sb := range list {
+		if sb.Metadata[MetaInstance] != p.cfg.Name || !idPattern.MatchString(sb.SandboxID) {
+			continue
+		}
+		st := sbx.InstanceRunning
+		if sb.State == "paused" {
+			st = sbx.InstancePaused
+		}
+		out = append(out, sbx.Instance{SandboxID: sb.Metadata[MetaSandbox], ProviderSandboxID: sb.SandboxID, Status: st, Handle: sbx.IDHandle(sb.SandboxID)})
+	}
+	return out, nil
+}
+
+// reached records how to reach a sandbox's envd from an answer that named
+// its access token.
+func (p *Provider) reached(sb sandbox) {
+	if sb.EnvdAccessToken == "" {
+		return
+	}
+	e := p.newEnvd(sb)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.remote[sb.SandboxID]; r != nil {
+		r.envd.set(e)
+		return
+	}
+	p.remote[sb.SandboxID] = &remote{envd: e}
+}
+
+// forget closes a sandbox's bridge, as it is killed.
+func (p *Provider) forget(id string) {
+	p.mu.Lock()
+	r := p.remote[id]
+	delete(p.remote, id)
+	now := time.Now()
+	p.kills[id] = now
+	for k, at := range p.kills { // what no Watch runs to see
+		if now.Sub(at) > time.Hour {
+			delete(p.kills, k)
+		}
+	}
+	p.mu.Unlock()
+	if r != nil && r.server != nil {
+		r.server.Close()
+		r.bridge.stop()
+	}
+}
+
+// AgentAddr implements sbx.AgentDialer: the address of the sandbox's
+// bridge in serve's process, started on first use (after a restart, with
+// envd's token read from the API).
+func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	r := p.remote[id]
+	p.mu.Unlock()
+	if r == nil {
+		sb, err := p.get(ctx, id)
+		if err != nil {
+			return "", fault(id, err)
+		}
+		if sb.EnvdAccessToken == "" {
+			return "", sbx.Errorf(sbx.EConflict, "e2b: sandbox %s is %s: its envd cannot be reached", id, cmp.Or(sb.State, "not running"))
+		}
+		sb.SandboxID = id
+		p.reached(sb)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r = p.remote[id]
+	if r == nil {
+		return "", sbx.Errorf(sbx.ENotFound, "e2b: sandbox %s is gone", id)
+	}
+	if r.server == nil {
+		addr := net.JoinHostPort(id+".e2b.pipe", "80")
+		l, err := pipenet.Listen(addr)
+		if err != nil {
+			return "", err
+		}
+		r.bridge, r.addr = newBridge(r.envd), addr
+		r.server = &http.Server{Handler: r.bridge, ReadHeaderTimeout: 30 * time.Second}
+		go r.server.Serve(l)
+	}
+	return r.addr, nil
+}

@@ -1,0 +1,91 @@
+package e2b
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/sbxdev/sbx"
+)
+
+// Watch implements sbx.Watcher: every WatchEvery, it renews the lease of
+// each running sandbox of this instance and reports those that were
+// listed before and are gone now (their lease ran out while serve was
+// away, or the E2B server killed them). A sandbox the provider killed
+// itself is not reported.
+func (p *Provider) Watch(ctx context.Context, died func(sbx.Died)) {
+	seen := map[string]bool{}
+	t := time.NewTicker(p.cfg.WatchEvery)
+	defer t.Stop()
+	for {
+		if list, err := p.list(ctx); err == nil {
+			now := map[string]bool{}
+			for _, sb := range list {
+				if sb.Metadata[MetaInstance] != p.cfg.Name {
+					continue
+				}
+				now[sb.SandboxID] = true
+				if sb.State == "running" {
+					p.renew(ctx, sb.SandboxID)
+				}
+			}
+			for id := range seen {
+				if !now[id] && !p.killed(id) {
+					died(sbx.Died{ProviderSandboxID: id, Diagnostic: "the sandbox is gone from the E2B server: it was killed there, or its lease ran out"})
+				}
+			}
+			seen = now
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// killed says whether the provider killed sandbox id itself, and forgets it.
+func (p *Provider) killed(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.kills[id]
+	delete(p.kills, id)
+	return ok
+}
+
+// Logs implements sbx.LogReader: the sandbox's log as the API keeps it.
+func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return nil, err
+	}
+	var out logs
+	if _, err := p.call(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id)+"/logs", url.Values{"limit": {"1000"}}, nil, &out); err != nil {
+		return nil, fault(id, err)
+	}
+	lines := make([]sbx.LogLine, 0, len(out.Logs))
+	for _, l := range out.Logs {
+		lines = append(lines, sbx.LogLine{At: l.Timestamp, Source: Name, Line: l.Line})
+	}
+	return lines, nil
+}
+
+// Metrics implements sbx.MetricsReader: the API's latest point. E2B
+// reports CPU as a share, not seconds, so CPUSeconds stays zero.
+func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return sbx.Metrics{}, err
+	}
+	var points []metric
+	if _, err := p.call(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id)+"/metrics", nil, nil, &points); err != nil {
+		return sbx.Metrics{}, fault(id, err)
+	}
+	m := sbx.Metrics{At: time.Now().UTC()}
+	if n := len(points); n > 0 {
+		last := points[n-1]
+		m.At, m.MemoryBytes, m.DiskUsedBytes = last.Timestamp, last.MemUsed, last.DiskUsed
+	}
+	return m, nil
+}
