@@ -35,8 +35,8 @@ type bridge struct {
 	stop context.CancelFunc
 	mux  *http.ServeMux
 
-	mu    sync.Mutex
-	procs map[int]*proc // what the bridge started, running or recently ended
+	mu        sync.Mutex
+	procs     map[int]*proc // what the bridge started, running or recently ended
 	endedPIDs []int         // PIDs of ended processes, oldest first
 }
 
@@ -47,31 +47,31 @@ func newBridge(e *envd) *bridge {
 	b := &bridge{envd: e, mux: http.NewServeMux(), procs: map[int]*proc{}}
 	b.ctx, b.stop = context.WithCancel(context.Background())
 	for pattern, fn := range map[string]func(http.ResponseWriter, *http.Request) error{
-		"GET /health":  b.health,
-		"GET /ready":   b.ready,
-		"POST /token":  b.token,
-		"/code/":       b.noCode,
+		"GET /health": b.health,
+		"GET /ready":  b.ready,
+		"POST /token": b.token,
+		"/code/":      b.noCode,
 
-		"POST /commands":                b.postCommand,
-		"GET /commands":                 b.listCommands,
-		"GET /commands/{ref}":           b.getCommand,
-		"GET /commands/{ref}/stream":    b.streamCommand,
-		"POST /commands/{ref}/stdin":    b.writeStdin,
-		"DELETE /commands/{ref}/stdin":  b.closeStdin,
-		"POST /commands/{ref}/signal":   b.signalCommand,
-		"DELETE /commands/{ref}":        b.killCommand,
-		"POST /pty":                     b.postPty,
-		"GET /pty/{ref}":                b.attachPty,
-		"POST /pty/{ref}/resize":        b.resizePty,
-		"GET /files":                    b.readFile,
-		"PUT /files":                    b.writeFile,
-		"POST /files":                   b.uploadFiles,
-		"DELETE /files":                 b.removeFile,
-		"GET /files/list":               b.listFiles,
-		"GET /files/stat":               b.statFile,
-		"POST /files/mkdir":             b.makeDir,
-		"POST /files/move":              b.moveFile,
-		"GET /files/watch":              b.watchFiles,
+		"POST /commands":               b.postCommand,
+		"GET /commands":                b.listCommands,
+		"GET /commands/{ref}":          b.getCommand,
+		"GET /commands/{ref}/stream":   b.streamCommand,
+		"POST /commands/{ref}/stdin":   b.writeStdin,
+		"DELETE /commands/{ref}/stdin": b.closeStdin,
+		"POST /commands/{ref}/signal":  b.signalCommand,
+		"DELETE /commands/{ref}":       b.killCommand,
+		"POST /pty":                    b.postPty,
+		"GET /pty/{ref}":               b.attachPty,
+		"POST /pty/{ref}/resize":       b.resizePty,
+		"GET /files":                   b.readFile,
+		"PUT /files":                   b.writeFile,
+		"POST /files":                  b.uploadFiles,
+		"DELETE /files":                b.removeFile,
+		"GET /files/list":              b.listFiles,
+		"GET /files/stat":              b.statFile,
+		"POST /files/mkdir":            b.makeDir,
+		"POST /files/move":             b.moveFile,
+		"GET /files/watch":             b.watchFiles,
 	} {
 		b.mux.Handle(pattern, handler(fn))
 	}
@@ -464,4 +464,3 @@ func (b *bridge) watchFiles(w http.ResponseWriter, r *http.Request) error {
 }
 
 func flush(w http.ResponseWriter) { http.NewResponseController(w).Flush() }
-

@@ -285,4 +285,3 @@ func expiry(t *testing.T, stack *agenttest.Stack, id string) time.Time {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-

@@ -98,4 +98,3 @@ type pipeConn struct {
 
 func (c pipeConn) LocalAddr() net.Addr  { return c.l.Addr() }
 func (c pipeConn) RemoteAddr() net.Addr { return c.l.Addr() }
-
