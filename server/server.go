@@ -23,6 +23,7 @@ import (
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/docker"
+	"github.com/sbxdev/sbx/e2b"
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/hostserve"
 	"github.com/sbxdev/sbx/internal/seal"
@@ -53,7 +54,8 @@ type Config struct {
 	MeterInterval  time.Duration // how often running and paused sandboxes are settled; default 10s
 	InitialCredits int64         // micro-credits the org made at first start gets; default DefaultInitialCredits
 	Local          LocalConfig   // the local gVisor provider, set up when it is the default provider
-	Docker         DockerConfig  // the docker provider, set up when it is the default provider
+	Docker         DockerConfig  // the docker provider, set up when it runs
+	E2B            E2BConfig     // the e2b provider, set up when it runs
 	// DenyEgress makes none the egress policy of a sandbox whose create,
 	// runtime and template name none, and, unless EgressModes says
 	// otherwise, the only mode a sandbox may have.
@@ -138,8 +140,8 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("--name: %w", err)
 	}
 	for _, name := range cfg.AlsoProviders {
-		if name != local.Name && name != docker.Name {
-			return fmt.Errorf("--also-provider: %q is not a provider sbx runs beside another: local or docker", name)
+		if name != local.Name && name != docker.Name && name != e2b.Name {
+			return fmt.Errorf("--also-provider: %q is not a provider sbx runs beside another: local, docker or e2b", name)
 		}
 	}
 	egress, err := egressConfig(cfg)
@@ -193,6 +195,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if runs(docker.Name) {
 		p, err := startDocker(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		providers = append(providers, p)
+	}
+	if runs(e2b.Name) {
+		p, err := startE2B(ctx, cfg, log)
 		if err != nil {
 			return err
 		}

@@ -44,6 +44,7 @@ var rules = []rule{
 	{from: "agent", not: []string{"ledger", "httpapi", "lifecycle", "local/...", "server", "cli", "client", "capability", "authz", "pricing"}, why: "the agent runs inside a sandbox and knows nothing of the control plane"},
 	{from: "local/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz"}, why: "a provider knows nothing of the control plane above sbx.Provider"},
 	{from: "docker/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/..."}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider"},
+	{from: "e2b", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2bapi", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the server of E2B's API it may face"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
 }
 
@@ -73,6 +74,7 @@ var importers = []struct {
 	// the rest of cli to none of it.
 	{to: "local/...", by: []string{"local/...", "server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "docker/...", by: []string{"docker/...", "server", "bench", "cli"}, why: "only the wiring picks a provider"},
+	{to: "e2b", by: []string{"server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "server", by: []string{"cli", "bench"}, why: "only sbx serve and sbx bench start a server"},
 }
 
@@ -81,7 +83,7 @@ var importers = []struct {
 // verbs and import none of cliHostOnly.
 var (
 	cliHostVerbs = regexp.MustCompile(`^(serve|bench.*|template.*|agent)\.go$`)
-	cliHostOnly  = []string{"server", "ledger", "lifecycle", "httpapi", "local/...", "bench", "template", "agent"}
+	cliHostOnly  = []string{"server", "ledger", "lifecycle", "httpapi", "local/...", "docker/...", "e2b", "bench", "template", "agent"}
 )
 
 // neverLinked are test support, which the sbx binary must not link.
