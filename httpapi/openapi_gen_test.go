@@ -417,7 +417,7 @@ var (
 	pathQuery   = param{"path", "A path inside the sandbox; relative paths are relative to /workspace.", str, false}
 	modeQuery   = param{"mode", "The file's permissions in octal, e.g. 755; default 644, or a replaced file's.", str, false}
 	userQuery   = param{"user", "The user (name or UID, NAME[:GROUP]) new files and directories belong to; default the sandbox's default user (the template's: user in base and code-interpreter, else root).", str, false}
-	agentErrs   = []int{400, 401, 403, 404, 409, 502, 503, 504, 507} // 507: waking the sandbox found no room on the host's disk
+	agentErrs   = []int{400, 401, 403, 404, 409, 501, 502, 503, 504, 507} // 501: the provider does not serve the route (e2b: the code API); 507: waking the sandbox found no room on the host's disk
 	streamsNote = " The stream is NDJSON: one JSON object per line, flushed as it comes."
 )
 
