@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -71,8 +72,9 @@ type Config struct {
 
 // Provider runs sandboxes on one E2B API server.
 type Provider struct {
-	cfg  Config
-	http *http.Client
+	cfg    Config
+	http   *http.Client
+	answer atomic.Int64 // when the API last answered, in Unix nanoseconds
 
 	mu     sync.Mutex
 	remote map[string]*remote   // by E2B sandbox ID: what serve knows of sandboxes it reaches
@@ -129,8 +131,15 @@ var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 func handleID(h sbx.Handle) (string, error) { return sbx.HandleID(h, idPattern.MatchString) }
 
-// Admit implements sbx.Admitter: what an E2B sandbox cannot start from.
+// Admit implements sbx.Admitter: what an E2B sandbox cannot start from,
+// and an API that does not answer now (asked when it has not answered for
+// a second), so that a create meets an outage before it is recorded.
 func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
+	if time.Since(time.Unix(0, p.answer.Load())) > time.Second {
+		if err := p.Check(ctx); sbx.ErrorCode(err) == sbx.EUnavailable {
+			return err
+		}
+	}
 	switch {
 	case spec.Image != nil:
 		return sbx.Errorf(sbx.EUnsupported, "provider e2b starts sandboxes from E2B templates, not from OCI images")

@@ -177,6 +177,20 @@ func TestE2BProviderLocal(t *testing.T) {
 	if res, err := again.Commands.Run(ctx, alive, nil); err != nil || res.ExitCode != 0 || res.Stdout != "kept\n" {
 		t.Fatalf("the adopted sandbox: %+v %v", res, err)
 	}
+	// The installation down: a create on e2b is a 503 naming it, and
+	// records nothing; back up, the sandbox is reached again.
+	b.stop(syscall.SIGKILL)
+	before := len(a.listAll(""))
+	time.Sleep(time.Second) // what the provider last heard of the installation is old
+	a.fail("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "waitReady": true}, http.StatusServiceUnavailable, "E2B API")
+	if after := len(a.listAll("")); after != before {
+		t.Errorf("a refused create left a row: %d sandboxes, then %d", before, after)
+	}
+	b.restart(serverOpts{bin: sbxBin, args: b.opts.args})
+	if res, err := again.Commands.Run(ctx, alive, nil); err != nil || res.ExitCode != 0 || res.Stdout != "kept\n" {
+		t.Fatalf("the sandbox once the installation is back: %+v %v", res, err)
+	}
+
 	a.call("DELETE", "/api/v1/sandboxes/"+sb.ID(), nil, http.StatusOK, &p)
 	if p.State != "killed" {
 		t.Errorf("deleted: %s", p.State)

@@ -13,16 +13,18 @@ import (
 	"github.com/sbxdev/sbx/docker/dockertest"
 )
 
-// One serve, one ledger, two providers: gVisor on this host (the default)
-// and a Docker daemon beside it (--also-provider docker). A create names
-// its provider or takes the default; each sandbox runs commands on its
-// own; serve SIGKILLed and restarted adopts both, processes and all; the
-// list, the summary (availability and capabilities) and the
-// wallet (spending by provider, at docker's own price) show both; a fork of
-// the docker sandbox is a 501 naming docker.
-func TestLocalAndDockerInOneLedger(t *testing.T) {
+// One serve, one ledger, three providers: gVisor on this host (the
+// default), a Docker daemon and an E2B installation (another serve's E2B
+// API) beside it (--also-provider docker,e2b). A create names its provider
+// or takes the default; each sandbox runs commands on its own; serve
+// SIGKILLed and restarted adopts all three, processes and all; the list,
+// the summary (availability and capabilities) and the wallet (spending by
+// provider, at docker's own price) show them; a fork of the docker or e2b
+// sandbox is a 501 naming its provider.
+func TestThreeProvidersInOneLedger(t *testing.T) {
 	host := dockertest.Host(t)
-	s := localServer(t, false, "--also-provider", "docker", "--docker-host", host)
+	b, keyFile := e2bInstallation(t)
+	s := localServer(t, false, append([]string{"--also-provider", "docker,e2b", "--docker-host", host}, e2bArgs(b, keyFile)...)...)
 	var rate apiv1.Rate // docker's vCPUs cost a credit a second from now on; local's keep the default
 	s.call("POST", "/api/v1/admin/rates", map[string]any{"provider": "docker", "resource": "cpu", "credits_per_second": "1"}, http.StatusCreated, &rate)
 	if rate.Provider != "docker" {
@@ -33,21 +35,23 @@ func TestLocalAndDockerInOneLedger(t *testing.T) {
 	onLocal := s.create(map[string]any{"waitReady": true})
 	onDocker := s.create(map[string]any{"waitReady": true, "provider": "docker"})
 	t.Cleanup(func() { s.do("DELETE", "/api/v1/sandboxes/"+onDocker.ID, nil) })
-	if onLocal.Provider != "local" || onDocker.Provider != "docker" {
-		t.Fatalf("providers: %s and %s", onLocal.Provider, onDocker.Provider)
+	onE2B := s.create(map[string]any{"waitReady": true, "provider": "e2b"})
+	if onLocal.Provider != "local" || onDocker.Provider != "docker" || onE2B.Provider != "e2b" {
+		t.Fatalf("providers: %s, %s and %s", onLocal.Provider, onDocker.Provider, onE2B.Provider)
 	}
+	all := []apiv1.Sandbox{onLocal, onDocker, onE2B}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
 	defer cancel()
 	c := client.New(client.Options{URL: s.url, APIKey: s.key, HTTPClient: s.http})
-	for _, sb := range []apiv1.Sandbox{onLocal, onDocker} {
+	for _, sb := range all { // e2b's is the installation's sandbox, an sbx one too
 		res, err := c.Commands(sb.ID).Run(ctx, "tr '\\0' ' ' < /proc/1/cmdline", nil)
 		if err != nil || !strings.HasPrefix(res.Stdout, "/.sbx/sbx agent") {
 			t.Errorf("a command on %s: %+v %v", sb.Provider, res, err)
 		}
 	}
-	// serve SIGKILLed and restarted: both sandboxes are adopted, running,
-	// with their processes.
-	for _, sb := range []apiv1.Sandbox{onLocal, onDocker} {
+	// serve SIGKILLed and restarted: every sandbox is adopted, running,
+	// with its processes.
+	for _, sb := range all {
 		h, err := c.Commands(sb.ID).Start(ctx, "sleep 600", &client.CommandOptions{Tag: "kept"})
 		if err != nil {
 			t.Fatalf("a background command on %s: %v", sb.Provider, err)
@@ -55,7 +59,7 @@ func TestLocalAndDockerInOneLedger(t *testing.T) {
 		h.Disconnect()
 	}
 	s.restart(serverOpts{bin: sbxBin, args: s.opts.args})
-	for _, sb := range []apiv1.Sandbox{onLocal, onDocker} {
+	for _, sb := range all {
 		if got := s.get(sb.ID); got.State != "running" {
 			t.Errorf("after the restart the %s sandbox is %s", sb.Provider, got.State)
 		}
@@ -67,7 +71,7 @@ func TestLocalAndDockerInOneLedger(t *testing.T) {
 	for _, sb := range s.listAll("") {
 		seen[sb.Provider] = true
 	}
-	if !seen["local"] || !seen["docker"] {
+	if !seen["local"] || !seen["docker"] || !seen["e2b"] {
 		t.Errorf("the list shows providers %v", seen)
 	}
 	var sum apiv1.Summary
@@ -76,18 +80,21 @@ func TestLocalAndDockerInOneLedger(t *testing.T) {
 	for _, p := range sum.Providers {
 		caps[p.Name] = p
 	}
-	if l, d := caps["local"], caps["docker"]; !l.Available || !l.Default || !d.Available || d.Default || d.Capabilities.Fork || !d.Capabilities.MemoryPause {
+	if l, d, e := caps["local"], caps["docker"], caps["e2b"]; !l.Available || !l.Default || !d.Available || d.Default || d.Capabilities.Fork ||
+		!d.Capabilities.MemoryPause || !e.Available || e.Default || e.Capabilities.Fork || !e.Capabilities.MemoryPause {
 		t.Errorf("the summary's providers: %+v", sum.Providers)
 	}
 	s.fail("POST", "/api/v1/sandboxes/"+onDocker.ID+"/fork", map[string]any{"count": 1}, http.StatusNotImplemented, "docker")
-	for _, sb := range []apiv1.Sandbox{onLocal, onDocker} {
+	s.fail("POST", "/api/v1/sandboxes/"+onE2B.ID+"/fork", map[string]any{"count": 1}, http.StatusNotImplemented, "e2b")
+	for _, sb := range all {
 		s.call("DELETE", "/api/v1/sandboxes/"+sb.ID, nil, http.StatusOK, nil)
 	}
 	var sp apiv1.Spending
 	s.call("GET", "/api/v1/org/default/credits/spending", nil, http.StatusOK, &sp)
 	local, _ := strconv.ParseFloat(sp.ByProvider["local"], 64)
 	dock, _ := strconv.ParseFloat(sp.ByProvider["docker"], 64)
-	if local <= 0 || dock < 1000*local { // the same seconds, at 70 000 times the price
+	onE2BSpent, _ := strconv.ParseFloat(sp.ByProvider["e2b"], 64)
+	if local <= 0 || onE2BSpent <= 0 || dock < 1000*local { // the same seconds, at 70 000 times the price
 		t.Errorf("the wallet's spending by provider: %+v", sp.ByProvider)
 	}
 }
