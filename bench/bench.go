@@ -14,6 +14,8 @@
 //     provider's create→ready, pause and resume against `docker run`,
 //     pause and unpause of the same image through the Engine API;
 //   - pause and resume, against `runsc pause` and `runsc resume`;
+//   - with an E2B API (Config.E2B), the e2b provider's create→ready, pause
+//     and resume against direct calls of that API (e2bprovider.go);
 //   - hibernate and wake of sandboxes whose first process holds 64 MB and
 //     512 MB in a tmpfs, against `runsc checkpoint` and `runsc restore`;
 //   - host memory per idle sandbox with 50 and 200 of them held at once.
@@ -83,6 +85,10 @@ type Config struct {
 	// and of the `docker run` baselines (unix:///path or tcp://host:port);
 	// default docker.DefaultHost. Where none answers they are skipped.
 	DockerHost string
+
+	// E2B is the E2B API of the e2b provider's contender and of its
+	// baseline's direct calls; without an API URL they are skipped.
+	E2B E2BConfig
 }
 
 // Resources of every sandbox and baseline container, except that those
@@ -180,7 +186,7 @@ func Lifecycle(ctx context.Context, cfg Config) (r *Report, err error) {
 	if err := l.open(); err != nil {
 		return r, err
 	}
-	phases := []func(context.Context, *Report) error{l.create, l.pause, l.hibernate}
+	phases := []func(context.Context, *Report) error{l.create, l.pause, l.e2bPhase, l.hibernate}
 	if !cfg.SkipIdle {
 		phases = append(phases, l.idle)
 	}

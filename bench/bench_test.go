@@ -14,6 +14,7 @@ import (
 
 	"github.com/sbxdev/sbx/docker"
 	"github.com/sbxdev/sbx/docker/dockertest"
+	"github.com/sbxdev/sbx/internal/agenttest"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
 	"github.com/sbxdev/sbx/template"
@@ -111,6 +112,8 @@ func TestExecMeasuresAndLeavesNothing(t *testing.T) {
 func TestLifecycleMeasuresAndLeavesNothing(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.DockerHost = dockertest.Host(t) // the docker provider against docker run
+	e2bAPI := agenttest.Serve(t)        // the e2b provider against direct calls of an E2B API
+	cfg.E2B = E2BConfig{APIURL: e2bAPI.URL + "/e2b", APIKey: e2bAPI.Key, SandboxURL: e2bAPI.URL}
 	r, err := Lifecycle(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -128,11 +131,18 @@ func TestLifecycleMeasuresAndLeavesNothing(t *testing.T) {
 		d.Pause == nil || d.Pause.P50 <= 0 || d.RunResume == nil || d.RunResume.P50 <= 0 {
 		t.Errorf("docker: %+v", r.Docker)
 	}
+	if e := r.E2BProvider; e == nil || e.Skipped != "" || e.Create.N != 2 || e.Create.P50 <= 0 || e.Direct.P50 <= 0 ||
+		e.Pause == nil || e.Pause.P50 <= 0 || e.DirectResume == nil || e.DirectResume.P50 <= 0 {
+		t.Errorf("e2b: %+v", r.E2BProvider)
+	}
 	if len(r.Idle) != 0 || len(r.Rows) == 0 {
 		t.Errorf("idle %+v, rows %+v", r.Idle, r.Rows)
 	}
 	checkNothingLeft(t, cfg.Name)
 	checkNoContainersLeft(t, cfg.DockerHost, cfg.Name)
+	if left, err := e2bAPI.Provider.List(context.Background()); err != nil || len(left) != 0 {
+		t.Errorf("left on the E2B API: %+v %v", left, err)
+	}
 }
 
 // checkNoContainersLeft fails when the daemon at host holds a container of

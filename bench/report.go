@@ -54,18 +54,19 @@ type Report struct {
 	Template string `json:"template"`
 	Load     string `json:"load"`
 
-	Create    *CreateResult     `json:"create,omitempty"`
-	Pause     *PauseResult      `json:"pause,omitempty"`
-	Docker    *DockerResult     `json:"docker,omitempty"`
-	Hibernate []HibernateResult `json:"hibernate,omitempty"`
-	Idle      []IdleResult      `json:"idle,omitempty"`
-	Exec      *ExecResult       `json:"exec,omitempty"`
-	Preview   *PreviewResult    `json:"preview,omitempty"`
-	State     *StateResult      `json:"state,omitempty"`
-	Code      *CodeResult       `json:"code,omitempty"`
-	E2B       *E2BResult        `json:"e2b,omitempty"`
-	SDK       *SDKResult        `json:"sdk,omitempty"`
-	Notes     []string          `json:"notes,omitempty"`
+	Create      *CreateResult      `json:"create,omitempty"`
+	Pause       *PauseResult       `json:"pause,omitempty"`
+	Docker      *DockerResult      `json:"docker,omitempty"`
+	E2BProvider *E2BProviderResult `json:"e2b_provider,omitempty"`
+	Hibernate   []HibernateResult  `json:"hibernate,omitempty"`
+	Idle        []IdleResult       `json:"idle,omitempty"`
+	Exec        *ExecResult        `json:"exec,omitempty"`
+	Preview     *PreviewResult     `json:"preview,omitempty"`
+	State       *StateResult       `json:"state,omitempty"`
+	Code        *CodeResult        `json:"code,omitempty"`
+	E2B         *E2BResult         `json:"e2b,omitempty"`
+	SDK         *SDKResult         `json:"sdk,omitempty"`
+	Notes       []string           `json:"notes,omitempty"`
 
 	Rows []Row `json:"rows"` // the table: what was measured against its baseline and target
 }
@@ -128,6 +129,9 @@ func (r *Report) rows() []Row {
 	}
 	if d := r.Docker; d != nil {
 		rows = append(rows, d.rows()...)
+	}
+	if e := r.E2BProvider; e != nil {
+		rows = append(rows, e.rows()...)
 	}
 	for _, h := range r.Hibernate {
 		rows = append(rows, Row{fmt.Sprintf("hibernate %d MB p50", h.SizeMB), msText(h.Hibernate.P50),

@@ -49,7 +49,10 @@ runsc checkpoint and restore, and host memory per idle sandbox with each
 also the docker provider (set up as serve sets it up, under an instance name
 of the run's own) against docker run of the same image through the Engine
 API with the same agent as the first process, both timed until the agent
-answers, and its pause and resume against docker pause and unpause. The
+answers, and its pause and resume against docker pause and unpause. With
+--e2b-api-url (and $E2B_API_KEY), also the e2b provider against direct
+calls of that API: a create timed until envd answers, pause, and resume
+(connect). The
 sandboxes run this binary as their agent, as serve runs them. Needs root. Everything the run creates is removed
 at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
 --json, or --markdown) to stdout.`,
@@ -76,6 +79,11 @@ at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
 	f.StringVar(&idle, "idle", "50,200", "idle sandbox counts to measure, each held at once")
 	f.BoolVar(&cfg.SkipIdle, "skip-idle", false, "skip the idle memory measurement")
 	f.StringVar(&cfg.DockerHost, "docker-host", env("SBX_DOCKER_HOST", docker.DefaultHost), "the Docker daemon of the docker provider's contender and the docker run baselines, skipped when none answers: unix:///path/to/docker.sock or tcp://host:port ($SBX_DOCKER_HOST)")
+	f.StringVar(&cfg.E2B.APIURL, "e2b-api-url", os.Getenv("SBX_E2B_API_URL"), "an E2B API (E2B's, or another sbx serve's /e2b) on which to measure the e2b provider against direct calls of it, with the key in $E2B_API_KEY; default: skipped ($SBX_E2B_API_URL)")
+	f.StringVar(&cfg.E2B.SandboxURL, "e2b-sandbox-url", os.Getenv("SBX_E2B_SANDBOX_URL"), "where both reach every sandbox's envd, as serve's --e2b-sandbox-url ($SBX_E2B_SANDBOX_URL)")
+	f.StringVar(&cfg.E2B.Domain, "e2b-domain", env("SBX_E2B_DOMAIN", "e2b.app"), "the sandboxes' domain when the API names none ($SBX_E2B_DOMAIN)")
+	f.StringVar(&cfg.E2B.Template, "e2b-template", "", "the E2B template both create from (default --template)")
+	cfg.E2B.APIKey = os.Getenv("E2B_API_KEY")
 	return cmd
 }
 
