@@ -208,7 +208,7 @@ func resources(p *sbx.Problems, field string, limits map[string]string, ask *lif
 			}
 			ask.GPU = &sbx.GPURequest{Count: n}
 		default:
-			p.Add(f, "resource %q is not supported: sbx sizes sandboxes by cpu, memory, ephemeral-storage and gpu", k)
+			p.Add(f, "%s is not supported: sbx sizes sandboxes by cpu, memory, ephemeral-storage and gpu", f)
 		}
 	}
 }
@@ -266,7 +266,8 @@ func egress(p *sbx.Problems, n networkPolicy) sbx.Egress {
 		case "deny":
 			deny = append(deny, r.Target)
 		default:
-			p.Add(fmt.Sprintf("networkPolicy.egress[%d].action", i), "action %q must be allow or deny", r.Action)
+			f := fmt.Sprintf("networkPolicy.egress[%d].action", i)
+			p.Add(f, "%s %q must be allow or deny", f, r.Action)
 		}
 	}
 	var e sbx.Egress
@@ -280,11 +281,12 @@ func egress(p *sbx.Problems, n networkPolicy) sbx.Egress {
 		e = sbx.Egress{Mode: sbx.EgressInternet, Deny: deny} // its allow rules allow what is allowed already
 	case "":
 		if len(n.Egress) > 0 {
-			p.Add("networkPolicy.defaultAction", "defaultAction is required with egress rules: allow or deny")
+			p.Add("networkPolicy.defaultAction", "networkPolicy.defaultAction is required with egress rules: allow or deny")
 		}
 		e = sbx.Egress{Mode: sbx.EgressInternet}
 	default:
-		p.Add("networkPolicy.defaultAction", "defaultAction %q must be allow or deny", n.DefaultAction)
+		p.Add("networkPolicy.defaultAction", "networkPolicy.defaultAction %q must be allow or deny", n.DefaultAction)
+		return e
 	}
 	return sbx.CheckEgress(p, "networkPolicy.egress", e)
 }
@@ -294,19 +296,19 @@ func egress(p *sbx.Problems, n networkPolicy) sbx.Egress {
 func volumeAsk(p *sbx.Problems, field string, v volume) lifecycle.VolumeAsk {
 	switch {
 	case len(v.Host) > 0:
-		p.Add(field+".host", "a host volume is not supported: sbx mounts its own volumes (pvc.claimName names one)")
+		p.Add(field+".host", "%s.host is not supported: sbx mounts its own volumes (pvc.claimName names one)", field)
 	case len(v.OSSFS) > 0:
-		p.Add(field+".ossfs", "an ossfs volume is not supported: sbx mounts its own volumes (pvc.claimName names one)")
+		p.Add(field+".ossfs", "%s.ossfs is not supported: sbx mounts its own volumes (pvc.claimName names one)", field)
 	case v.PVC == nil:
-		p.Add(field+".pvc", "pvc is required: its claimName names the sbx volume to mount")
+		p.Add(field+".pvc", "%s.pvc is required: its claimName names the sbx volume to mount", field)
 	default:
 		c := v.PVC
 		if c.DeleteOnSandboxTermination != nil && *c.DeleteOnSandboxTermination || c.StorageClass != nil || c.Storage != nil || len(c.AccessModes) > 0 {
-			p.Add(field+".pvc", "pvc's deleteOnSandboxTermination, storageClass, storage and accessModes are not supported: an sbx volume is made and sized beforehand (POST /api/v1/volumes)")
+			p.Add(field+".pvc", "%s.pvc's deleteOnSandboxTermination, storageClass, storage and accessModes are not supported: an sbx volume is made and sized beforehand (POST /api/v1/volumes)", field)
 		}
 	}
 	if v.SubPath != "" {
-		p.Add(field+".subPath", "subPath is not supported: sbx mounts a volume whole")
+		p.Add(field+".subPath", "%s.subPath is not supported: sbx mounts a volume whole", field)
 	}
 	ask := lifecycle.VolumeAsk{Path: v.MountPath, ReadOnly: v.ReadOnly}
 	if v.PVC != nil {
