@@ -142,7 +142,7 @@ func (s *Server) ask(r *http.Request, c sbx.Caller, b createRequest) (lifecycle.
 		p.Add("credentialProxy.enabled", "credentialProxy is not supported: sbx intercepts no TLS traffic of sandboxes")
 	}
 	for _, k := range sortedKeys(b.Extensions) {
-		p.Add("extensions."+k, "extension %q is not supported by sbx", k)
+		p.Add("extensions."+k, "extensions.%s is not supported by sbx", k)
 	}
 	if pl := b.Platform; pl != nil && (pl.OS != "linux" || pl.Arch != runtime.GOARCH) {
 		p.Add("platform", "platform %s/%s is not supported: this server runs linux/%s sandboxes", pl.OS, pl.Arch, runtime.GOARCH)
