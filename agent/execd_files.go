@@ -119,16 +119,21 @@ func (a *Agent) execdRemoveDirs(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// execdMakeDirs makes directories with their parents, then gives each the
-// mode, owner and group asked for.
+// execdMakeDirs makes directories with their parents as the default user
+// (as an upload writes), then gives each the mode, owner and group asked
+// for.
 func (a *Agent) execdMakeDirs(w http.ResponseWriter, r *http.Request) error {
 	var req map[string]permission
 	if err := decodeExecd(r, &req); err != nil {
 		return err
 	}
+	acct, err := a.lookupAccount("")
+	if err != nil {
+		return err
+	}
 	for p, perm := range req {
 		path := a.resolve(p)
-		if err := os.MkdirAll(path, 0o755); err != nil {
+		if err := acct.as(func() error { return os.MkdirAll(path, 0o755) }); err != nil {
 			return fsError(path, err)
 		}
 		if err := a.setPermission(path, perm); err != nil {
