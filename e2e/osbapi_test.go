@@ -66,7 +66,7 @@ func TestOpenSandboxAPIRefusesBadInput(t *testing.T) {
 		{s.key, "POST", "/v1/sandboxes", `{"image":{"uri":"base"},"extensions":{"poolRef":"p"}}`, 400, "extensions.poolRef"},
 		{s.key, "POST", "/v1/sandboxes", `{"image":{"uri":"base"},"platform":{"os":"windows","arch":"amd64"}}`, 400, "platform"},
 		{s.key, "POST", "/v1/sandboxes", `{"image":{"uri":"base"},"volumes":[{"name":"h","host":{"path":"/x"},"mountPath":"/x"}]}`, 400, "volumes[0].host"},
-		{s.key, "POST", "/v1/sandboxes", `{"image":{"uri":"base"},"env":{"1BAD":"x"}}`, 400, ""},
+		{s.key, "POST", "/v1/sandboxes", `{"image":{"uri":"base"},"env":{"1BAD":"x"}}`, 400, "env"},
 		{s.key, "GET", "/v1/sandboxes?state=Gone", "", 400, "state"},
 		{s.key, "GET", "/v1/sandboxes?page=0", "", 400, "page"},
 		{s.key, "GET", "/v1/sandboxes?pageSize=100000", "", 400, "pageSize"},

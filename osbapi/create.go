@@ -130,6 +130,7 @@ func (s *Server) ask(r *http.Request, c sbx.Caller, b createRequest) (lifecycle.
 		p.Add("entrypoint", "entrypoint %q is not supported: an sbx sandbox runs its template's start command; give %q (the SDKs' default) and start your process with a background command",
 			strings.Join(b.Entrypoint, " "), strings.Join(idleEntrypoint, " "))
 	}
+	lifecycle.CheckEnv(&p, "env", b.Env) // as Request will, under OpenSandbox's name
 	resources(&p, "resourceLimits", b.ResourceLimits, &ask)
 	if len(b.ResourceRequests) > 0 {
 		p.Add("resourceRequests", "resourceRequests is not supported: an sbx sandbox is given what resourceLimits asks for")
