@@ -150,6 +150,7 @@ func (a *Agent) Handler() http.Handler {
 	route("POST /code/execute", a.executeCode)
 	a.e2bCodeRoutes(mux)
 	a.envdRoutes(mux)
+	a.execdRoutes(mux)
 	return a.authenticate(routed(mux))
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/observability"
+	"github.com/sbxdev/sbx/osbapi"
 	"github.com/sbxdev/sbx/secrets"
 	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/sshauth"
@@ -75,6 +76,7 @@ type Server struct {
 	observability observability.Service // the observability summary and usage
 	previews      *preview.Service      // preview traffic and links
 	e2b           *e2bapi.Server        // E2B's control-plane API, under e2bapi.Prefix
+	osb           *osbapi.Server        // OpenSandbox's lifecycle API, under osbapi.Prefix
 }
 
 // New returns the API handler.
@@ -90,6 +92,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	s.previews = preview.New(store, mgr, clock)
 	s.sshauth = sshauth.New(store, s.policy, mgr, clock)
 	s.e2b = e2bapi.New(mgr, s.tenancy, e2bapi.Config{Domain: e2bDomain(cfg)}, log)
+	s.osb = osbapi.New(mgr, s.tenancy, osbapi.Config{Host: osbHost(cfg)}, log)
 	s.billing = billing.Service{Store: store, Clock: clock}
 	s.observability = observability.Service{Store: store, Sandboxes: mgr, Policy: s.policy,
 		Host: observability.Host{CPUs: cfg.HostCPUs, MemoryMB: cfg.HostMemoryMB}, Clock: clock, Log: log}
@@ -152,6 +155,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.viewerAssets(rec, r)
 	case e2bapi.Owns(r.URL.Path):
 		s.e2b.ServeHTTP(rec, r)
+	case isExecdPath(r.URL.Path):
+		s.execdProxy(rec, r)
+	case osbapi.Owns(r.URL.Path):
+		s.osb.ServeHTTP(rec, r)
 	case s.cfg.UI != nil && ui.Owns(r.URL.Path):
 		s.cfg.UI.ServeHTTP(rec, r)
 	default:

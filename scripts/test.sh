@@ -18,9 +18,10 @@ if ! go mod tidy -diff; then
   exit 1
 fi
 build_runsc "$ROOT/bin/runsc"
-# The unmodified E2B SDKs that e2e TestE2BSDKLocal drives, and the
-# TypeScript SDK's compiler and test dependencies, as their lockfiles pin them.
-for dir in e2e/e2b sdk/typescript; do
+# The unmodified E2B SDKs that e2e TestE2BSDKLocal drives, OpenSandbox's
+# that TestOpenSandboxSDKLocal drives, and the TypeScript SDK's compiler and
+# test dependencies, as their lockfiles pin them.
+for dir in e2e/e2b e2e/opensandbox sdk/typescript; do
   npm ci --prefix "$ROOT/$dir" --no-audit --no-fund --loglevel=error
 done
 export SBX_RUNSC="$ROOT/bin/runsc"

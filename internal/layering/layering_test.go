@@ -40,6 +40,7 @@ var rules = []rule{
 	{from: "lifecycle", not: []string{"httpapi", "local/...", "server", "cli", "client"}, why: "the state machine knows providers by sbx.Provider, and no surface"},
 	{from: "httpapi", not: []string{"ledger", "local/...", "server", "cli", "client", "bench", "template"}, why: "the REST API is a surface: it calls the application layer, never the ledger or a provider"},
 	{from: "e2bapi", not: []string{"ledger", "local/...", "server", "cli", "client", "bench", "template", "httpapi"}, why: "E2B's API is a surface: it calls the application layer, never the ledger or a provider"},
+	{from: "osbapi", not: []string{"ledger", "local/...", "server", "cli", "client", "bench", "template", "httpapi", "e2bapi"}, why: "OpenSandbox's API is a surface: it calls the application layer, never the ledger or a provider"},
 	{from: "sshgate", not: []string{"ledger", "local/...", "server", "cli", "client", "bench", "template", "httpapi"}, why: "the SSH gateway is a surface: it calls the application layer, never the ledger or a provider"},
 	{from: "agent", not: []string{"ledger", "httpapi", "lifecycle", "local/...", "server", "cli", "client", "capability", "authz", "pricing"}, why: "the agent runs inside a sandbox and knows nothing of the control plane"},
 	{from: "local/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz"}, why: "a provider knows nothing of the control plane above sbx.Provider"},
