@@ -7,11 +7,11 @@
 // and metrics.
 //
 // E2B runs no sbx agent: its sandboxes run envd. The provider serves
-// sbx's agent API for each sandbox inside serve itself (bridge.go), over
-// an in-process listener (internal/pipenet) that no other process reaches,
-// translating commands, PTYs and files into envd's calls (envd.go), so
-// that sbx's API, CLI, SDKs and SSH gateway reach an e2b sandbox as they
-// reach any other.
+// sbx's agent API for each sandbox inside serve itself (an
+// agentbridge.Bridge over envd: remote.go, envd.go), on an in-process
+// listener (internal/pipenet) that no other process reaches, so that
+// sbx's API, CLI, SDKs and SSH gateway reach an e2b sandbox as they reach
+// any other.
 //
 // A sandbox lives for a lease (Config.Lease: its E2B timeout) that Watch
 // renews while serve runs: a serve that stops leaves no compute behind for
@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/agentbridge"
 	"github.com/sbxdev/sbx/internal/pipenet"
 )
 
@@ -77,16 +78,16 @@ type Provider struct {
 	answer atomic.Int64 // when the API last answered, in Unix nanoseconds
 
 	mu     sync.Mutex
-	remote map[string]*remote   // by E2B sandbox ID: what serve knows of sandboxes it reaches
+	remote map[string]*link     // by E2B sandbox ID: what serve knows of sandboxes it reaches
 	kills  map[string]time.Time // sandboxes Kill ended, until Watch has seen them gone
 }
 
-// remote is a sandbox as the provider reaches it: its envd and the bridge
+// link is a sandbox as the provider reaches it: its envd and the bridge
 // that serves sbx's agent API over it.
-type remote struct {
+type link struct {
 	envd   *envd
 	server *http.Server // serves bridge at addr; nil until AgentAddr first asks
-	bridge *bridge
+	bridge *agentbridge.Bridge
 	addr   string
 }
 
@@ -105,7 +106,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("e2b: a lease of %s is shorter than 30s", cfg.Lease)
 	}
 	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, cfg.Lease/4)
-	p := &Provider{cfg: cfg, http: cfg.HTTP, remote: map[string]*remote{}, kills: map[string]time.Time{}}
+	p := &Provider{cfg: cfg, http: cfg.HTTP, remote: map[string]*link{}, kills: map[string]time.Time{}}
 	if p.http == nil {
 		p.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
 			IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true}}
@@ -272,7 +273,7 @@ func (p *Provider) reached(sb sandbox) {
 		r.envd.set(e)
 		return
 	}
-	p.remote[sb.SandboxID] = &remote{envd: e}
+	p.remote[sb.SandboxID] = &link{envd: e}
 }
 
 // forget closes a sandbox's bridge, as it is killed.
@@ -290,7 +291,7 @@ func (p *Provider) forget(id string) {
 	p.mu.Unlock()
 	if r != nil && r.server != nil {
 		r.server.Close()
-		r.bridge.stop()
+		r.bridge.Close()
 	}
 }
 
@@ -328,7 +329,7 @@ func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) 
 		if err != nil {
 			return "", err
 		}
-		r.bridge, r.addr = newBridge(r.envd), addr
+		r.bridge, r.addr = agentbridge.New(Name, remote{r.envd}), addr
 		r.server = &http.Server{Handler: r.bridge, ReadHeaderTimeout: 30 * time.Second}
 		go r.server.Serve(l)
 	}
