@@ -49,6 +49,7 @@ func (b *Bridge) start(ctx context.Context, c Command, info apiv1.CommandInfo) (
 			return nil, Errorf(http.StatusConflict, "a running command is tagged %s", c.Tag)
 		}
 	}
+	begun := time.Now() // before the daemon's timer of its timeout starts
 	rp, err := b.remote.Start(ctx, c)
 	if err != nil {
 		return nil, err
@@ -60,17 +61,16 @@ func (b *Bridge) start(ctx context.Context, c Command, info apiv1.CommandInfo) (
 	b.mu.Unlock()
 	go func() {
 		defer context.AfterFunc(b.ctx, func() { rp.Close() })()
-		p.follow(rp, time.Duration(c.Timeout)*time.Second)
+		p.follow(rp, begun, time.Duration(c.Timeout)*time.Second)
 		b.forgetEnded(p.info.PID)
 	}()
 	return p, nil
 }
 
 // follow reads a process's events to its end into p; timeout, when not
-// zero, names the end of one that a KILL ended after it.
-func (p *proc) follow(rp Process, timeout time.Duration) {
+// zero, names the end of one that a KILL ended that long after begun.
+func (p *proc) follow(rp Process, begun time.Time, timeout time.Duration) {
 	defer rp.Close()
-	started := time.Now()
 	for {
 		ev, err := rp.Next()
 		switch {
@@ -83,7 +83,7 @@ func (p *proc) follow(rp Process, timeout time.Duration) {
 			return
 		case ev.End != nil:
 			end := *ev.End
-			if timeout > 0 && end.Signal == "KILL" && end.Error == "" && time.Since(started) >= timeout {
+			if timeout > 0 && end.Signal == "KILL" && end.Error == "" && time.Since(begun) >= timeout {
 				end.Error = "timed out after " + timeout.String()
 			}
 			p.end(end)
@@ -350,7 +350,7 @@ func (b *Bridge) streamCommand(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		p = newProc(info)
-		go p.follow(rp, 0)
+		go p.follow(rp, time.Now(), 0)
 		defer rp.Close()
 	}
 	p.stream(r.Context(), w, false)

@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"regexp"
 	"sync"
@@ -32,7 +31,6 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/agentbridge"
-	"github.com/sbxdev/sbx/internal/pipenet"
 )
 
 // Name is the provider's name in the ledger.
@@ -77,18 +75,11 @@ type Provider struct {
 	http   *http.Client
 	answer atomic.Int64 // when the API last answered, in Unix nanoseconds
 
-	mu     sync.Mutex
-	remote map[string]*link     // by E2B sandbox ID: what serve knows of sandboxes it reaches
-	kills  map[string]time.Time // sandboxes Kill ended, until Watch has seen them gone
-}
+	bridges *agentbridge.Hosts
 
-// link is a sandbox as the provider reaches it: its envd and the bridge
-// that serves sbx's agent API over it.
-type link struct {
-	envd   *envd
-	server *http.Server // serves bridge at addr; nil until AgentAddr first asks
-	bridge *agentbridge.Bridge
-	addr   string
+	mu    sync.Mutex
+	envds map[string]*envd     // by E2B sandbox ID: how serve reaches the sandboxes it knows
+	kills map[string]time.Time // sandboxes Kill ended, until Watch has seen them gone
 }
 
 // New returns a provider over the API cfg names; it calls nothing yet.
@@ -106,7 +97,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("e2b: a lease of %s is shorter than 30s", cfg.Lease)
 	}
 	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, cfg.Lease/4)
-	p := &Provider{cfg: cfg, http: cfg.HTTP, remote: map[string]*link{}, kills: map[string]time.Time{}}
+	p := &Provider{cfg: cfg, http: cfg.HTTP, bridges: agentbridge.NewHosts(Name), envds: map[string]*envd{}, kills: map[string]time.Time{}}
 	if p.http == nil {
 		p.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
 			IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true}}
@@ -261,26 +252,23 @@ func (p *Provider) List(ctx context.Context) ([]sbx.Instance, error) {
 }
 
 // reached records how to reach a sandbox's envd from an answer that named
-// its access token.
-func (p *Provider) reached(sb sandbox) {
-	if sb.EnvdAccessToken == "" {
-		return
-	}
+// its access token, and answers it.
+func (p *Provider) reached(sb sandbox) *envd {
 	e := p.newEnvd(sb)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if r := p.remote[sb.SandboxID]; r != nil {
-		r.envd.set(e)
-		return
+	if old := p.envds[sb.SandboxID]; old != nil {
+		old.set(e)
+		return old
 	}
-	p.remote[sb.SandboxID] = &link{envd: e}
+	p.envds[sb.SandboxID] = e
+	return e
 }
 
 // forget closes a sandbox's bridge, as it is killed.
 func (p *Provider) forget(id string) {
 	p.mu.Lock()
-	r := p.remote[id]
-	delete(p.remote, id)
+	delete(p.envds, id)
 	now := time.Now()
 	p.kills[id] = now
 	for k, at := range p.kills { // what no Watch runs to see
@@ -289,49 +277,32 @@ func (p *Provider) forget(id string) {
 		}
 	}
 	p.mu.Unlock()
-	if r != nil && r.server != nil {
-		r.server.Close()
-		r.bridge.Close()
-	}
+	p.bridges.Close(id)
 }
 
 // AgentAddr implements sbx.AgentDialer: the address of the sandbox's
-// bridge in serve's process, started on first use (after a restart, with
-// envd's token read from the API).
+// bridge in serve's process, started on first use over its envd (after a
+// restart, with envd's token read from the API).
 func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) {
 	id, err := handleID(h)
 	if err != nil {
 		return "", err
 	}
-	p.mu.Lock()
-	r := p.remote[id]
-	p.mu.Unlock()
-	if r == nil {
+	return p.bridges.Addr(id, func() (agentbridge.Remote, error) {
+		p.mu.Lock()
+		e := p.envds[id]
+		p.mu.Unlock()
+		if e != nil {
+			return remote{e}, nil
+		}
 		sb, err := p.get(ctx, id)
 		if err != nil {
-			return "", fault(id, err)
+			return nil, fault(id, err)
 		}
 		if sb.EnvdAccessToken == "" {
-			return "", sbx.Errorf(sbx.EConflict, "e2b: sandbox %s is %s: its envd cannot be reached", id, cmp.Or(sb.State, "not running"))
+			return nil, sbx.Errorf(sbx.EConflict, "e2b: sandbox %s is %s: its envd cannot be reached", id, cmp.Or(sb.State, "not running"))
 		}
 		sb.SandboxID = id
-		p.reached(sb)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r = p.remote[id]
-	if r == nil {
-		return "", sbx.Errorf(sbx.ENotFound, "e2b: sandbox %s is gone", id)
-	}
-	if r.server == nil {
-		addr := net.JoinHostPort(id+".e2b.pipe", "80")
-		l, err := pipenet.Listen(addr)
-		if err != nil {
-			return "", err
-		}
-		r.bridge, r.addr = agentbridge.New(Name, remote{r.envd}), addr
-		r.server = &http.Server{Handler: r.bridge, ReadHeaderTimeout: 30 * time.Second}
-		go r.server.Serve(l)
-	}
-	return r.addr, nil
+		return remote{p.reached(sb)}, nil
+	})
 }

@@ -45,7 +45,7 @@ var rules = []rule{
 	{from: "agent", not: []string{"ledger", "httpapi", "lifecycle", "local/...", "server", "cli", "client", "capability", "authz", "pricing"}, why: "the agent runs inside a sandbox and knows nothing of the control plane"},
 	{from: "local/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz"}, why: "a provider knows nothing of the control plane above sbx.Provider"},
 	{from: "docker/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/..."}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider"},
-	{from: "agentbridge", only: []string{"apiv1"}, why: "the bridge serves the agent's API over a daemon's client that a provider gives it, and knows nothing else"},
+	{from: "agentbridge", only: []string{"apiv1", "internal/pipenet"}, why: "the bridge serves the agent's API over a daemon's client that a provider gives it, and knows nothing else"},
 	{from: "e2b", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2bapi", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the server of E2B's API it may face"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
 }
