@@ -31,6 +31,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/agentbridge"
+	"github.com/sbxdev/sbx/internal/lease"
 )
 
 // Name is the provider's name in the ledger.
@@ -76,10 +77,10 @@ type Provider struct {
 	answer atomic.Int64 // when the API last answered, in Unix nanoseconds
 
 	bridges *agentbridge.Hosts
+	leases  lease.Keeper
 
 	mu    sync.Mutex
-	envds map[string]*envd     // by E2B sandbox ID: how serve reaches the sandboxes it knows
-	kills map[string]time.Time // sandboxes Kill ended, until Watch has seen them gone
+	envds map[string]*envd // by E2B sandbox ID: how serve reaches the sandboxes it knows
 }
 
 // New returns a provider over the API cfg names; it calls nothing yet.
@@ -97,7 +98,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, fmt.Errorf("e2b: a lease of %s is shorter than 30s", cfg.Lease)
 	}
 	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, cfg.Lease/4)
-	p := &Provider{cfg: cfg, http: cfg.HTTP, bridges: agentbridge.NewHosts(Name), envds: map[string]*envd{}, kills: map[string]time.Time{}}
+	p := &Provider{cfg: cfg, http: cfg.HTTP, bridges: agentbridge.NewHosts(Name), envds: map[string]*envd{}}
 	if p.http == nil {
 		p.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
 			IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true}}
@@ -269,14 +270,8 @@ func (p *Provider) reached(sb sandbox) *envd {
 func (p *Provider) forget(id string) {
 	p.mu.Lock()
 	delete(p.envds, id)
-	now := time.Now()
-	p.kills[id] = now
-	for k, at := range p.kills { // what no Watch runs to see
-		if now.Sub(at) > time.Hour {
-			delete(p.kills, k)
-		}
-	}
 	p.mu.Unlock()
+	p.leases.Killed(id)
 	p.bridges.Close(id)
 }
 

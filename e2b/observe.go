@@ -10,49 +10,32 @@ import (
 )
 
 // Watch implements sbx.Watcher: every WatchEvery, it renews the lease of
-// each running sandbox of this instance and reports those that were
-// listed before and are gone now (their lease ran out while serve was
-// away, or the E2B server killed them). A sandbox the provider killed
-// itself is not reported.
+// each running sandbox of this instance and reports those that were listed
+// before and are gone now (their lease ran out while serve was away, or
+// the E2B server killed them); a sandbox the provider killed is not
+// reported.
 func (p *Provider) Watch(ctx context.Context, died func(sbx.Died)) {
-	seen := map[string]bool{}
-	t := time.NewTicker(p.cfg.WatchEvery)
-	defer t.Stop()
-	for {
-		if list, err := p.list(ctx); err == nil {
-			now := map[string]bool{}
-			for _, sb := range list {
-				if sb.Metadata[MetaInstance] != p.cfg.Name {
-					continue
-				}
-				now[sb.SandboxID] = true
-				if sb.State == "running" {
-					p.renew(ctx, sb.SandboxID)
-				}
-			}
-			for id := range seen {
-				if !now[id] && !p.killed(id) {
-					died(sbx.Died{ProviderSandboxID: id, Diagnostic: "the sandbox is gone from the E2B server: it was killed there, or its lease ran out"})
-				}
-			}
-			seen = now
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	p.leases.Watch(ctx, leased{p}, p.cfg.WatchEvery, "the sandbox is gone from the E2B server: it was killed there, or its lease ran out", died)
 }
 
-// killed says whether the provider killed sandbox id itself, and forgets it.
-func (p *Provider) killed(id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.kills[id]
-	delete(p.kills, id)
-	return ok
+// leased is the provider as its lease.Keeper asks it.
+type leased struct{ p *Provider }
+
+func (l leased) Live(ctx context.Context) (map[string]bool, error) {
+	list, err := l.p.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]bool{}
+	for _, sb := range list {
+		if sb.Metadata[MetaInstance] == l.p.cfg.Name {
+			live[sb.SandboxID] = sb.State == "running"
+		}
+	}
+	return live, nil
 }
+
+func (l leased) Renew(ctx context.Context, id string) error { return l.p.renew(ctx, id) }
 
 // Logs implements sbx.LogReader: the sandbox's log as the API keeps it.
 func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -28,13 +27,9 @@ type E2BConfig struct {
 // is no error: the provider's Check says so, and its sandboxes are
 // reconciled when it answers.
 func startE2B(ctx context.Context, cfg Config, log *slog.Logger) (*e2b.Provider, error) {
-	key := cfg.E2B.APIKey
-	if key == "" && cfg.E2B.APIKeyFile != "" {
-		data, err := os.ReadFile(cfg.E2B.APIKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("--e2b-api-key-file: %w", err)
-		}
-		key = strings.TrimSpace(string(data))
+	key, err := apiKey(cfg.E2B.APIKey, cfg.E2B.APIKeyFile, "--e2b-api-key-file")
+	if err != nil {
+		return nil, err
 	}
 	if key == "" {
 		return nil, errors.New("the e2b provider needs an API key: set $E2B_API_KEY or --e2b-api-key-file")

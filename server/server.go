@@ -31,6 +31,7 @@ import (
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/local/network"
+	"github.com/sbxdev/sbx/opensandbox"
 	"github.com/sbxdev/sbx/sshgate"
 	"github.com/sbxdev/sbx/ui"
 	"golang.org/x/crypto/ssh"
@@ -48,14 +49,15 @@ type Config struct {
 	// AlsoProviders are providers run beside the default, which a create
 	// may name ("local", "docker").
 	AlsoProviders  []string
-	MaxTimeout     time.Duration // default 24h
-	HibernateAfter time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
-	MaxForks       int           // the most children one fork makes; 0: lifecycle's default (16)
-	MeterInterval  time.Duration // how often running and paused sandboxes are settled; default 10s
-	InitialCredits int64         // micro-credits the org made at first start gets; default DefaultInitialCredits
-	Local          LocalConfig   // the local gVisor provider, set up when it is the default provider
-	Docker         DockerConfig  // the docker provider, set up when it runs
-	E2B            E2BConfig     // the e2b provider, set up when it runs
+	MaxTimeout     time.Duration     // default 24h
+	HibernateAfter time.Duration     // idle policy: hibernate sandboxes paused this long; 0 never
+	MaxForks       int               // the most children one fork makes; 0: lifecycle's default (16)
+	MeterInterval  time.Duration     // how often running and paused sandboxes are settled; default 10s
+	InitialCredits int64             // micro-credits the org made at first start gets; default DefaultInitialCredits
+	Local          LocalConfig       // the local gVisor provider, set up when it is the default provider
+	Docker         DockerConfig      // the docker provider, set up when it runs
+	E2B            E2BConfig         // the e2b provider, set up when it runs
+	OpenSandbox    OpenSandboxConfig // the opensandbox provider, set up when it runs
 	// DenyEgress makes none the egress policy of a sandbox whose create,
 	// runtime and template name none, and, unless EgressModes says
 	// otherwise, the only mode a sandbox may have.
@@ -140,8 +142,8 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("--name: %w", err)
 	}
 	for _, name := range cfg.AlsoProviders {
-		if name != local.Name && name != docker.Name && name != e2b.Name {
-			return fmt.Errorf("--also-provider: %q is not a provider sbx runs beside another: local, docker or e2b", name)
+		if name != local.Name && name != docker.Name && name != e2b.Name && name != opensandbox.Name {
+			return fmt.Errorf("--also-provider: %q is not a provider sbx runs beside another: local, docker, e2b or opensandbox", name)
 		}
 	}
 	egress, err := egressConfig(cfg)
@@ -202,6 +204,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if runs(e2b.Name) {
 		p, err := startE2B(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		providers = append(providers, p)
+	}
+	if runs(opensandbox.Name) {
+		p, err := startOpenSandbox(ctx, cfg, log)
 		if err != nil {
 			return err
 		}

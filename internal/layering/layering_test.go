@@ -47,6 +47,7 @@ var rules = []rule{
 	{from: "docker/...", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/..."}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider"},
 	{from: "agentbridge", only: []string{"apiv1", "internal/pipenet"}, why: "the bridge serves the agent's API over a daemon's client that a provider gives it, and knows nothing else"},
 	{from: "e2b", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2bapi", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the server of E2B's API it may face"},
+	{from: "opensandbox", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2b", "osbapi", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the server of OpenSandbox's API it may face"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
 }
 
@@ -77,6 +78,7 @@ var importers = []struct {
 	{to: "local/...", by: []string{"local/...", "server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "docker/...", by: []string{"docker/...", "server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "e2b", by: []string{"server", "bench", "cli"}, why: "only the wiring picks a provider"},
+	{to: "opensandbox", by: []string{"server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "server", by: []string{"cli", "bench"}, why: "only sbx serve and sbx bench start a server"},
 }
 
@@ -85,7 +87,7 @@ var importers = []struct {
 // verbs and import none of cliHostOnly.
 var (
 	cliHostVerbs = regexp.MustCompile(`^(serve|bench.*|template.*|agent)\.go$`)
-	cliHostOnly  = []string{"server", "ledger", "lifecycle", "httpapi", "local/...", "docker/...", "e2b", "bench", "template", "agent"}
+	cliHostOnly  = []string{"server", "ledger", "lifecycle", "httpapi", "local/...", "docker/...", "e2b", "opensandbox", "bench", "template", "agent"}
 )
 
 // neverLinked are test support, which the sbx binary must not link.
