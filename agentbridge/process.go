@@ -325,6 +325,12 @@ func (b *Bridge) lookup(ctx context.Context, ref string) (*proc, apiv1.CommandIn
 			return nil, info, nil
 		}
 	}
+	if f, ok := b.remote.(Finder); ok {
+		if pid, err := strconv.Atoi(ref); err == nil {
+			info, err := f.Find(ctx, pid)
+			return nil, info, err
+		}
+	}
 	return nil, apiv1.CommandInfo{}, Errorf(http.StatusNotFound, "no command %s", ref)
 }
 

@@ -60,6 +60,13 @@ type Remote interface {
 	Watch(ctx context.Context, path string, recursive bool) (Watch, error)
 }
 
+// Finder is a Remote that finds a process by PID that it does not list
+// (a daemon without a list of its processes: one started before serve
+// restarted is found by its PID, not its tag).
+type Finder interface {
+	Find(ctx context.Context, pid int) (apiv1.CommandInfo, error)
+}
+
 // Command is what a command or a terminal asks of Remote.Start.
 type Command struct {
 	User    string // "": the daemon's default

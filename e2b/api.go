@@ -137,7 +137,7 @@ func (p *Provider) create(ctx context.Context, spec sbx.Spec) (sandbox, error) {
 	for k, v := range spec.Metadata {
 		md[k] = v
 	}
-	md[MetaSandbox], md[MetaInstance] = spec.SandboxID, p.cfg.Name
+	md[MetaSandbox], md[MetaInstance], md[MetaProvider] = spec.SandboxID, p.cfg.Name, Name
 	var out sandbox
 	_, err := p.call(ctx, http.MethodPost, "/sandboxes", nil, newSandbox{TemplateID: spec.TemplateID, Timeout: p.leaseSeconds(),
 		Metadata: md, EnvVars: spec.Env, Secure: true}, &out)
@@ -154,7 +154,7 @@ func (p *Provider) get(ctx context.Context, id string) (sandbox, error) {
 // list reads every running and paused sandbox of this instance.
 func (p *Provider) list(ctx context.Context) ([]sandbox, error) {
 	var all []sandbox
-	q := url.Values{"metadata": {url.QueryEscape(MetaInstance) + "=" + url.QueryEscape(p.cfg.Name)}, "state": {"running", "paused"}, "limit": {"100"}}
+	q := url.Values{"metadata": {url.Values{MetaInstance: {p.cfg.Name}, MetaProvider: {Name}}.Encode()}, "state": {"running", "paused"}, "limit": {"100"}}
 	for {
 		var page []sandbox
 		resp, err := p.call(ctx, http.MethodGet, "/v2/sandboxes", q, nil, &page)

@@ -41,7 +41,13 @@ const Name = "e2b"
 const (
 	MetaSandbox  = "sbx_sandbox"  // the sbx UUID
 	MetaInstance = "sbx_instance" // the serve instance's name (Config.Name)
+	MetaProvider = "sbx_provider" // the provider's Name: one serve may run two providers on one installation
 )
+
+// ours says whether metadata names a sandbox of this instance and provider.
+func (p *Provider) ours(md map[string]string) bool {
+	return md[MetaInstance] == p.cfg.Name && md[MetaProvider] == Name
+}
 
 // envdPort is envd's port in every E2B sandbox.
 const envdPort = 49983
@@ -240,7 +246,7 @@ func (p *Provider) List(ctx context.Context) ([]sbx.Instance, error) {
 	}
 	out := make([]sbx.Instance, 0, len(list))
 	for _, sb := range list {
-		if sb.Metadata[MetaInstance] != p.cfg.Name || !idPattern.MatchString(sb.SandboxID) {
+		if !p.ours(sb.Metadata) || !idPattern.MatchString(sb.SandboxID) {
 			continue
 		}
 		st := sbx.InstanceRunning

@@ -28,7 +28,7 @@ func (l leased) Live(ctx context.Context) (map[string]bool, error) {
 	}
 	live := map[string]bool{}
 	for _, sb := range list {
-		if sb.Metadata[MetaInstance] == l.p.cfg.Name {
+		if l.p.ours(sb.Metadata) {
 			live[sb.SandboxID] = sb.State == "running"
 		}
 	}

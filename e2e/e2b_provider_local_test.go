@@ -18,11 +18,13 @@ import (
 	"github.com/sbxdev/sbx/e2b"
 )
 
-// e2bInstallation starts a serve whose E2B API (/e2b) stands for an E2B
-// installation: the real server that the unmodified E2B SDKs are checked
-// against (TestE2BSDKLocal), running gVisor sandboxes whose agents serve
-// envd. It answers the serve and a file holding an API key of it.
-func e2bInstallation(t *testing.T) (*server, string) {
+// installation starts a serve whose E2B API (/e2b) and OpenSandbox API
+// (/opensandbox) stand for an E2B installation and an OpenSandbox server:
+// the real servers that the unmodified E2B and OpenSandbox SDKs are checked
+// against (TestE2BSDKLocal, TestOpenSandboxSDKLocal), running gVisor
+// sandboxes whose agents serve envd and execd. It answers the serve and a
+// file holding an API key of it.
+func installation(t *testing.T) (*server, string) {
 	t.Helper()
 	b := localServer(t, false)
 	keyFile := filepath.Join(t.TempDir(), "e2b.key")
@@ -37,9 +39,15 @@ func e2bArgs(b *server, keyFile string) []string {
 	return []string{"--e2b-api-url", b.url + "/e2b", "--e2b-sandbox-url", b.url, "--e2b-api-key-file", keyFile}
 }
 
-// e2bSandboxes lists installation b's sandboxes that serve instance name
-// made, by their E2B metadata.
-func e2bSandboxes(b *server, name string) []apiv1.Sandbox {
+// openSandboxArgs are the serve flags of the opensandbox provider over
+// installation b.
+func openSandboxArgs(b *server, keyFile string) []string {
+	return []string{"--opensandbox-url", b.url + "/opensandbox", "--opensandbox-api-key-file", keyFile}
+}
+
+// madeBy lists installation b's sandboxes that serve instance name made,
+// by their metadata (e2b's and opensandbox's alike).
+func madeBy(b *server, name string) []apiv1.Sandbox {
 	return b.listAll("metadata=" + url.QueryEscape(e2b.MetaInstance+"="+name))
 }
 
@@ -50,7 +58,7 @@ func e2bSandboxes(b *server, name string) []apiv1.Sandbox {
 // it as any; A SIGKILLed and restarted adopts the running sandbox and
 // kills one of its instance that no row owns; deletes leave nothing on B.
 func TestE2BProviderLocal(t *testing.T) {
-	b, keyFile := e2bInstallation(t)
+	b, keyFile := installation(t)
 	name := "e2eeb" + strings.ReplaceAll(uuid.NewString(), "-", "")[:8]
 	a := startServer(t, serverOpts{bin: sbxBin, args: append([]string{"--provider", "e2b", "--name", name, "--hibernate-after", "0"}, e2bArgs(b, keyFile)...)})
 	t.Cleanup(func() { // what a failed test leaves running
@@ -70,7 +78,7 @@ func TestE2BProviderLocal(t *testing.T) {
 	if sb.Data().Provider != "e2b" {
 		t.Errorf("provider = %q", sb.Data().Provider)
 	}
-	onB := e2bSandboxes(b, name)
+	onB := madeBy(b, name)
 	if len(onB) != 1 || onB[0].SandboxID != sb.SandboxID() || onB[0].Metadata[e2b.MetaSandbox] != sb.ID() || onB[0].State != "running" {
 		t.Fatalf("the installation's sandboxes: %+v", onB)
 	}
@@ -158,7 +166,7 @@ func TestE2BProviderLocal(t *testing.T) {
 	// A sandbox of this instance that no row owns, as a crash between the
 	// installation's create and the ledger's would leave.
 	var orphan apiv1.Sandbox
-	b.call("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "metadata": map[string]string{e2b.MetaInstance: name, e2b.MetaSandbox: uuid.NewString()}},
+	b.call("POST", "/api/v1/sandboxes", map[string]any{"templateID": "base", "metadata": map[string]string{e2b.MetaInstance: name, e2b.MetaProvider: "e2b", e2b.MetaSandbox: uuid.NewString()}},
 		http.StatusCreated, &orphan)
 
 	// serve dies; the running sandbox stays and is adopted by the next serve.
@@ -195,7 +203,7 @@ func TestE2BProviderLocal(t *testing.T) {
 	if p.State != "killed" {
 		t.Errorf("deleted: %s", p.State)
 	}
-	for _, sb := range e2bSandboxes(b, name) {
+	for _, sb := range madeBy(b, name) {
 		if sb.State == "running" || sb.State == "paused" {
 			t.Errorf("left on the installation: %s %s", sb.ID, sb.State)
 		}

@@ -134,7 +134,7 @@ func (p *Provider) create(ctx context.Context, spec sbx.Spec) (sandbox, error) {
 	for k, v := range spec.Metadata {
 		md[k] = v
 	}
-	md[MetaSandbox], md[MetaInstance] = spec.SandboxID, p.cfg.Name
+	md[MetaSandbox], md[MetaInstance], md[MetaProvider] = spec.SandboxID, p.cfg.Name, Name
 	limits := map[string]string{}
 	if spec.Resources.MilliCPU > 0 {
 		limits["cpu"] = fmt.Sprintf("%dm", spec.Resources.MilliCPU)
@@ -157,7 +157,7 @@ func (p *Provider) get(ctx context.Context, id string) (sandbox, error) {
 // list reads every sandbox of this instance that runs or is paused.
 func (p *Provider) list(ctx context.Context) ([]sandbox, error) {
 	var all []sandbox
-	md := url.Values{MetaInstance: {p.cfg.Name}}.Encode()
+	md := url.Values{MetaInstance: {p.cfg.Name}, MetaProvider: {Name}}.Encode()
 	for page := 1; ; page++ {
 		var out struct {
 			Items      []sandbox `json:"items"`

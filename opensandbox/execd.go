@@ -22,8 +22,8 @@ import (
 // execd as an agentbridge.Remote: a process is a command execd runs from
 // a shell line (the argv quoted), its output streamed as server-sent
 // events line by line; files are execd's file and directory routes.
-// execd has no terminals, stdin, process list or watches (501s naming the
-// provider), signals but an interrupt (TERM, INT and KILL are one), and
+// execd has no terminals, stdin (a command's is empty), process list or
+// watches (501s naming the provider), signals but an interrupt (TERM, INT and KILL are one), and
 // users but by number (and root).
 type execd struct {
 	http    *http.Client
@@ -102,12 +102,11 @@ func (x *execd) Ready(ctx context.Context) error {
 // Start runs the command's argv as a shell line through POST /command and
 // reads its stream to its init event, which names its PID.
 func (x *execd) Start(ctx context.Context, c agentbridge.Command) (agentbridge.Process, error) {
-	switch {
-	case c.Pty != nil:
+	if c.Pty != nil {
 		return nil, unsupported("terminals")
-	case c.Stdin:
-		return nil, unsupported("stdin for commands")
 	}
+	// execd gives a command no stdin: one asked to keep it open starts
+	// with it empty, as a command not asked to does, and Input is a 501.
 	body := map[string]any{"command": shellLine(append([]string{c.Program}, c.Args...)), "cwd": c.Cwd, "envs": c.Env,
 		"timeout": c.Timeout * 1000, "background": false}
 	if c.User != "" {
@@ -244,6 +243,23 @@ func (x *execd) Attach(ctx context.Context, pid int) (agentbridge.Process, error
 
 // Processes answers none: execd lists no commands.
 func (x *execd) Processes(ctx context.Context) ([]apiv1.CommandInfo, error) { return nil, nil }
+
+var _ agentbridge.Finder = (*execd)(nil)
+
+// Find answers execd's status of the command whose ID is pid.
+func (x *execd) Find(ctx context.Context, pid int) (apiv1.CommandInfo, error) {
+	var st struct {
+		Content    string     `json:"content"`
+		Running    bool       `json:"running"`
+		ExitCode   *int       `json:"exit_code"`
+		StartedAt  time.Time  `json:"started_at"`
+		FinishedAt *time.Time `json:"finished_at"`
+	}
+	if err := x.call(ctx, http.MethodGet, "/command/status/"+strconv.Itoa(pid), nil, &st); err != nil {
+		return apiv1.CommandInfo{}, err
+	}
+	return apiv1.CommandInfo{PID: pid, Cmd: st.Content, Running: st.Running, ExitCode: st.ExitCode, StartedAt: st.StartedAt, EndedAt: st.FinishedAt}, nil
+}
 
 func (x *execd) Input(ctx context.Context, pid int, data []byte, pty bool) error {
 	return unsupported("stdin for commands")

@@ -42,7 +42,13 @@ const Name = "opensandbox"
 const (
 	MetaSandbox  = "sbx_sandbox"  // the sbx UUID
 	MetaInstance = "sbx_instance" // the serve instance's name (Config.Name)
+	MetaProvider = "sbx_provider" // the provider's Name: one serve may run two providers on one installation
 )
+
+// ours says whether metadata names a sandbox of this instance and provider.
+func (p *Provider) ours(md map[string]string) bool {
+	return md[MetaInstance] == p.cfg.Name && md[MetaProvider] == Name
+}
 
 // execdPort is execd's port in every OpenSandbox sandbox.
 const execdPort = 44772
@@ -220,7 +226,7 @@ func (p *Provider) List(ctx context.Context) ([]sbx.Instance, error) {
 	}
 	out := make([]sbx.Instance, 0, len(list))
 	for _, sb := range list {
-		if sb.Metadata[MetaInstance] != p.cfg.Name || !idPattern.MatchString(sb.ID) {
+		if !p.ours(sb.Metadata) || !idPattern.MatchString(sb.ID) {
 			continue
 		}
 		st := sbx.InstanceRunning
@@ -267,7 +273,7 @@ func (l leased) Live(ctx context.Context) (map[string]bool, error) {
 	}
 	live := map[string]bool{}
 	for _, sb := range list {
-		if sb.Metadata[MetaInstance] == l.p.cfg.Name {
+		if l.p.ours(sb.Metadata) {
 			live[sb.ID] = sb.Status.State == stateRunning
 		}
 	}

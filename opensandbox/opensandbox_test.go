@@ -148,9 +148,12 @@ func TestBridgeCommands(t *testing.T) {
 	}
 
 	// What execd lacks is a 501 naming the provider.
+	if _, err := agent.Start(ctx, apiv1.StartCommandRequest{Cmd: "sleep 600", Tag: "idle"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", "/pty", `{"cols":80,"rows":24}`},
-		{"POST", "/commands", `{"args":["cat"],"stdin":true}`},
+		{"POST", "/commands/idle/stdin", `x`},
 		{"GET", "/files/watch?path=/tmp", ""},
 		{"POST", "/code/execute", `{"code":"1"}`},
 	} {
