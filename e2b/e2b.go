@@ -26,12 +26,11 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/agentbridge"
-	"github.com/sbxdev/sbx/internal/lease"
+	"github.com/sbxdev/sbx/internal/remote"
 )
 
 // Name is the provider's name in the ledger.
@@ -78,12 +77,12 @@ type Config struct {
 
 // Provider runs sandboxes on one E2B API server.
 type Provider struct {
-	cfg    Config
-	http   *http.Client
-	answer atomic.Int64 // when the API last answered, in Unix nanoseconds
+	cfg     Config
+	http    *http.Client
+	service remote.Service
 
 	bridges *agentbridge.Hosts
-	leases  lease.Keeper
+	leases  remote.Keeper
 
 	mu    sync.Mutex
 	envds map[string]*envd // by E2B sandbox ID: how serve reaches the sandboxes it knows
@@ -130,26 +129,10 @@ var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 func handleID(h sbx.Handle) (string, error) { return sbx.HandleID(h, idPattern.MatchString) }
 
-// Admit implements sbx.Admitter: what an E2B sandbox cannot start from,
-// and an API that does not answer now (asked when it has not answered for
-// a second), so that a create meets an outage before it is recorded.
+// Admit implements sbx.Admitter (remote.Service.Admit): only the
+// service's templates, and a service that answers.
 func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
-	if time.Since(time.Unix(0, p.answer.Load())) > time.Second {
-		if err := p.Check(ctx); sbx.ErrorCode(err) == sbx.EUnavailable {
-			return err
-		}
-	}
-	switch {
-	case spec.Image != nil:
-		return sbx.Errorf(sbx.EUnsupported, "provider e2b starts sandboxes from E2B templates, not from OCI images")
-	case spec.Snapshot != nil:
-		return sbx.Errorf(sbx.EUnsupported, "provider e2b does not start sandboxes from sbx snapshots")
-	case len(spec.Volumes) > 0:
-		return sbx.Errorf(sbx.EUnsupported, "provider e2b does not mount sbx volumes")
-	case spec.Resources.GPU != nil:
-		return sbx.Errorf(sbx.EUnsupported, "provider e2b does not place GPUs")
-	}
-	return nil
+	return p.service.Admit(ctx, Name, spec, p.Check)
 }
 
 // Create implements sbx.Provider: a sandbox of the E2B template
@@ -294,7 +277,7 @@ func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) 
 		e := p.envds[id]
 		p.mu.Unlock()
 		if e != nil {
-			return remote{e}, nil
+			return envdRemote{e}, nil
 		}
 		sb, err := p.get(ctx, id)
 		if err != nil {
@@ -304,6 +287,6 @@ func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) 
 			return nil, sbx.Errorf(sbx.EConflict, "e2b: sandbox %s is %s: its envd cannot be reached", id, cmp.Or(sb.State, "not running"))
 		}
 		sb.SandboxID = id
-		return remote{p.reached(sb)}, nil
+		return envdRemote{p.reached(sb)}, nil
 	})
 }

@@ -18,7 +18,7 @@ func (p *Provider) Watch(ctx context.Context, died func(sbx.Died)) {
 	p.leases.Watch(ctx, leased{p}, p.cfg.WatchEvery, "the sandbox is gone from the E2B server: it was killed there, or its lease ran out", died)
 }
 
-// leased is the provider as its lease.Keeper asks it.
+// leased is the provider as its remote.Keeper asks it.
 type leased struct{ p *Provider }
 
 func (l leased) Live(ctx context.Context) (map[string]bool, error) {

@@ -21,10 +21,10 @@ import (
 // Update), files its filesystem service and /files. envd's errors become
 // the agent's statuses (rpcStatus).
 
-// remote is one sandbox's envd as a bridge drives it.
-type remote struct{ e *envd }
+// envdRemote is one sandbox's envd as a bridge drives it.
+type envdRemote struct{ e *envd }
 
-var _ agentbridge.Remote = remote{}
+var _ agentbridge.Remote = envdRemote{}
 
 // rpcStatus is the agent's status for each of envd's codes.
 var rpcStatus = map[string]int{
@@ -46,11 +46,11 @@ func agentError(err error) error {
 	return agentbridge.Errorf(status, "envd: %s", re.Message)
 }
 
-func (r remote) unary(ctx context.Context, procedure, user string, in, out any) error {
+func (r envdRemote) unary(ctx context.Context, procedure, user string, in, out any) error {
 	return agentError(r.e.unary(ctx, procedure, user, in, out))
 }
 
-func (r remote) Ready(ctx context.Context) error {
+func (r envdRemote) Ready(ctx context.Context) error {
 	req, err := r.e.request(ctx, http.MethodGet, "/health", "", nil)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (r remote) Ready(ctx context.Context) error {
 }
 
 // Start starts an envd process; its stream, not ctx, lives as long as it.
-func (r remote) Start(ctx context.Context, c agentbridge.Command) (agentbridge.Process, error) {
+func (r envdRemote) Start(ctx context.Context, c agentbridge.Command) (agentbridge.Process, error) {
 	req := map[string]any{
 		"process": map[string]any{"cmd": c.Program, "args": nonNil(c.Args), "envs": c.Env, "cwd": c.Cwd},
 		"stdin":   c.Stdin,
@@ -82,12 +82,12 @@ func (r remote) Start(ctx context.Context, c agentbridge.Command) (agentbridge.P
 }
 
 // Attach follows a process through envd's Connect.
-func (r remote) Attach(ctx context.Context, pid int) (agentbridge.Process, error) {
+func (r envdRemote) Attach(ctx context.Context, pid int) (agentbridge.Process, error) {
 	return r.open(ctx, "process.Process/Connect", "", map[string]any{"process": selector(pid)}, 0)
 }
 
 // open opens a process's stream and reads it to its start event.
-func (r remote) open(ctx context.Context, procedure, user string, req any, timeout time.Duration) (agentbridge.Process, error) {
+func (r envdRemote) open(ctx context.Context, procedure, user string, req any, timeout time.Duration) (agentbridge.Process, error) {
 	s, err := r.e.stream(context.Background(), procedure, user, req, timeout)
 	if err != nil {
 		return nil, agentError(err)
@@ -193,7 +193,7 @@ func nonNil(s []string) []string {
 // selector names a process to envd.
 func selector(pid int) map[string]any { return map[string]any{"pid": pid} }
 
-func (r remote) Processes(ctx context.Context) ([]apiv1.CommandInfo, error) {
+func (r envdRemote) Processes(ctx context.Context) ([]apiv1.CommandInfo, error) {
 	var out struct {
 		Processes []struct {
 			PID    int    `json:"pid"`
@@ -215,7 +215,7 @@ func (r remote) Processes(ctx context.Context) ([]apiv1.CommandInfo, error) {
 	return infos, nil
 }
 
-func (r remote) Input(ctx context.Context, pid int, data []byte, pty bool) error {
+func (r envdRemote) Input(ctx context.Context, pid int, data []byte, pty bool) error {
 	field := "stdin"
 	if pty {
 		field = "pty"
@@ -224,7 +224,7 @@ func (r remote) Input(ctx context.Context, pid int, data []byte, pty bool) error
 		"input": map[string]string{field: base64.StdEncoding.EncodeToString(data)}}, nil)
 }
 
-func (r remote) CloseStdin(ctx context.Context, pid int) error {
+func (r envdRemote) CloseStdin(ctx context.Context, pid int) error {
 	return r.unary(ctx, "process.Process/CloseStdin", "", map[string]any{"process": selector(pid)}, nil)
 }
 
@@ -233,7 +233,7 @@ func (r remote) CloseStdin(ctx context.Context, pid int) error {
 var envdSignals = map[string]string{"TERM": "SIGNAL_SIGTERM", "SIGTERM": "SIGNAL_SIGTERM", "15": "SIGNAL_SIGTERM",
 	"KILL": "SIGNAL_SIGKILL", "SIGKILL": "SIGNAL_SIGKILL", "9": "SIGNAL_SIGKILL"}
 
-func (r remote) Signal(ctx context.Context, pid int, signal string) error {
+func (r envdRemote) Signal(ctx context.Context, pid int, signal string) error {
 	sig, ok := envdSignals[strings.ToUpper(signal)]
 	if !ok {
 		return agentbridge.Errorf(http.StatusBadRequest, "signal %q: provider e2b's envd sends only TERM and KILL", signal)
@@ -241,12 +241,12 @@ func (r remote) Signal(ctx context.Context, pid int, signal string) error {
 	return r.unary(ctx, "process.Process/SendSignal", "", map[string]any{"process": selector(pid), "signal": sig}, nil)
 }
 
-func (r remote) Resize(ctx context.Context, pid int, s apiv1.PtySize) error {
+func (r envdRemote) Resize(ctx context.Context, pid int, s apiv1.PtySize) error {
 	return r.unary(ctx, "process.Process/Update", "", map[string]any{"process": selector(pid),
 		"pty": map[string]any{"size": map[string]any{"cols": s.Cols, "rows": s.Rows}}}, nil)
 }
 
-func (r remote) Read(ctx context.Context, p string) (io.ReadCloser, error) {
+func (r envdRemote) Read(ctx context.Context, p string) (io.ReadCloser, error) {
 	resp, err := r.e.download(ctx, p, "")
 	if err != nil {
 		return nil, agentError(err)
@@ -254,7 +254,7 @@ func (r remote) Read(ctx context.Context, p string) (io.ReadCloser, error) {
 	return resp.Body, nil
 }
 
-func (r remote) Write(ctx context.Context, p, user string, body io.Reader) error {
+func (r envdRemote) Write(ctx context.Context, p, user string, body io.Reader) error {
 	return agentError(r.e.upload(ctx, p, user, body))
 }
 
@@ -285,7 +285,7 @@ func (e *entry) info() apiv1.EntryInfo {
 	return out
 }
 
-func (r remote) Stat(ctx context.Context, p, user string) (apiv1.EntryInfo, error) {
+func (r envdRemote) Stat(ctx context.Context, p, user string) (apiv1.EntryInfo, error) {
 	var out struct {
 		Entry *entry `json:"entry"`
 	}
@@ -298,7 +298,7 @@ func (r remote) Stat(ctx context.Context, p, user string) (apiv1.EntryInfo, erro
 	return out.Entry.info(), nil
 }
 
-func (r remote) List(ctx context.Context, p string, depth int) ([]apiv1.EntryInfo, error) {
+func (r envdRemote) List(ctx context.Context, p string, depth int) ([]apiv1.EntryInfo, error) {
 	var out struct {
 		Entries []*entry `json:"entries"`
 	}
@@ -312,7 +312,7 @@ func (r remote) List(ctx context.Context, p string, depth int) ([]apiv1.EntryInf
 	return items, nil
 }
 
-func (r remote) MakeDir(ctx context.Context, p, user string) (bool, error) {
+func (r envdRemote) MakeDir(ctx context.Context, p, user string) (bool, error) {
 	err := r.e.unary(ctx, "filesystem.Filesystem/MakeDir", user, map[string]string{"path": p}, nil)
 	var re *rpcError
 	if errors.As(err, &re) && re.Code == "already_exists" {
@@ -321,11 +321,11 @@ func (r remote) MakeDir(ctx context.Context, p, user string) (bool, error) {
 	return false, agentError(err)
 }
 
-func (r remote) Move(ctx context.Context, from, to string) error {
+func (r envdRemote) Move(ctx context.Context, from, to string) error {
 	return r.unary(ctx, "filesystem.Filesystem/Move", "", map[string]string{"source": from, "destination": to}, nil)
 }
 
-func (r remote) Remove(ctx context.Context, p string) error {
+func (r envdRemote) Remove(ctx context.Context, p string) error {
 	return r.unary(ctx, "filesystem.Filesystem/Remove", "", map[string]string{"path": p}, nil)
 }
 
@@ -335,7 +335,7 @@ var watchEvents = map[string]string{
 	"EVENT_TYPE_RENAME": "rename", "EVENT_TYPE_CHMOD": "chmod",
 }
 
-func (r remote) Watch(ctx context.Context, p string, recursive bool) (agentbridge.Watch, error) {
+func (r envdRemote) Watch(ctx context.Context, p string, recursive bool) (agentbridge.Watch, error) {
 	s, err := r.e.stream(ctx, "filesystem.Filesystem/WatchDir", "", map[string]any{"path": p, "recursive": recursive}, 0)
 	if err != nil {
 		return nil, agentError(err)

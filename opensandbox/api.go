@@ -88,7 +88,7 @@ func (p *Provider) call(ctx context.Context, method, path string, query url.Valu
 		return sbx.Errorf(sbx.EUnavailable, "the OpenSandbox API at %s does not answer: %v", p.cfg.APIURL, err)
 	}
 	defer resp.Body.Close()
-	p.answer.Store(time.Now().UnixNano())
+	p.service.Answered()
 	if resp.StatusCode/100 != 2 {
 		return apiFault(method, path, resp)
 	}

@@ -27,12 +27,11 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/agentbridge"
-	"github.com/sbxdev/sbx/internal/lease"
+	"github.com/sbxdev/sbx/internal/remote"
 )
 
 // Name is the provider's name in the ledger.
@@ -72,9 +71,9 @@ type Config struct {
 type Provider struct {
 	cfg     Config
 	http    *http.Client
-	answer  atomic.Int64 // when the API last answered, in Unix nanoseconds
+	service remote.Service
 	bridges *agentbridge.Hosts
-	leases  lease.Keeper
+	leases  remote.Keeper
 }
 
 // New returns a provider over the server cfg names; it calls nothing yet.
@@ -120,26 +119,10 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,62}$`)
 
 func handleID(h sbx.Handle) (string, error) { return sbx.HandleID(h, idPattern.MatchString) }
 
-// Admit implements sbx.Admitter: what the provider cannot start, and a
-// server that does not answer now (asked when it has not answered for a
-// second), so that a create meets an outage before it is recorded.
+// Admit implements sbx.Admitter (remote.Service.Admit): only the
+// service's templates, and a service that answers.
 func (p *Provider) Admit(ctx context.Context, spec sbx.Spec) error {
-	if time.Since(time.Unix(0, p.answer.Load())) > time.Second {
-		if err := p.Check(ctx); sbx.ErrorCode(err) == sbx.EUnavailable {
-			return err
-		}
-	}
-	switch {
-	case spec.Image != nil:
-		return sbx.Errorf(sbx.EUnsupported, "provider opensandbox starts sandboxes from the image its template ID names, not from image.uri")
-	case spec.Snapshot != nil:
-		return sbx.Errorf(sbx.EUnsupported, "provider opensandbox does not start sandboxes from sbx snapshots")
-	case len(spec.Volumes) > 0:
-		return sbx.Errorf(sbx.EUnsupported, "provider opensandbox does not mount sbx volumes")
-	case spec.Resources.GPU != nil:
-		return sbx.Errorf(sbx.EUnsupported, "provider opensandbox does not place GPUs")
-	}
-	return nil
+	return p.service.Admit(ctx, Name, spec, p.Check)
 }
 
 // Create implements sbx.Provider: a sandbox of image spec.TemplateID,
@@ -263,7 +246,7 @@ func (p *Provider) Watch(ctx context.Context, died func(sbx.Died)) {
 	p.leases.Watch(ctx, leased{p}, p.cfg.WatchEvery, "the sandbox is gone from the OpenSandbox server: it was deleted there, or its lease ran out", died)
 }
 
-// leased is the provider as its lease.Keeper asks it.
+// leased is the provider as its remote.Keeper asks it.
 type leased struct{ p *Provider }
 
 func (l leased) Live(ctx context.Context) (map[string]bool, error) {

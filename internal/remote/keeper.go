@@ -1,9 +1,10 @@
-// Package lease keeps the sandboxes of a provider whose compute is a
-// remote service's (e2b, opensandbox) alive while serve runs, and notices
-// those that end there: each lives for a lease (its timeout or expiration
-// there), which Watch renews; a serve that is gone for longer than the
-// lease leaves no compute behind.
-package lease
+// Package remote is what the providers whose compute is a remote
+// service's (e2b, opensandbox) share: a Keeper keeps their sandboxes alive
+// while serve runs and notices those that end there (each lives for a
+// lease, its timeout or expiration there, which Watch renews: a serve that
+// is gone for longer than the lease leaves no compute behind), and a
+// Service admits creates (admit.go).
+package remote
 
 import (
 	"context"
