@@ -14,7 +14,7 @@ import (
 func newMCP(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
-		Short: "Serve sbx's tools to an AI agent over the Model Context Protocol (stdio)",
+		Short: "Serve sbx's tools over the Model Context Protocol on stdio, for AI assistants and their MCP clients",
 		Long: `Serve the Model Context Protocol on stdin and stdout: tools to create, list,
 get, pause, resume and delete sandboxes, run commands and code in them, read,
 write and list their files, make preview URLs, snapshot and fork them. Every
