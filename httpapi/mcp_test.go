@@ -171,7 +171,24 @@ func TestMCPEndpointRefusals(t *testing.T) {
 			t.Errorf("%s: %d %s", c.name, resp.StatusCode, data)
 		}
 	}
-	resp, err := http.Get(s.URL + "/api/v1/mcp")
+	// Stateless: one POST is a whole exchange, with no initialize first.
+	req, _ := http.NewRequest("POST", s.URL+"/api/v1/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Result struct{ Tools []struct{ Name string } }
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || err != nil || len(list.Result.Tools) != 14 {
+		t.Errorf("tools/list alone: %d, %v, %+v", resp.StatusCode, err, list)
+	}
+	resp, err = http.Get(s.URL + "/api/v1/mcp")
 	if err != nil {
 		t.Fatal(err)
 	}
