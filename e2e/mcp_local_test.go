@@ -15,7 +15,8 @@ import (
 // An agent's session through sbx's MCP tools on gVisor sandboxes, with the
 // official MCP Go SDK's client: over stdio to the built `sbx mcp`, and
 // over streamable HTTP to serve's /api/v1/mcp, each lists the tools and
-// runs create → run a command → write and read a file → delete; another
+// runs create → run a command → write and read a file → snapshot → fork
+// → delete; another
 // org's key reaches nothing of it.
 func TestMCPLocal(t *testing.T) {
 	s := localServer(t, false)
@@ -53,6 +54,18 @@ func TestMCPLocal(t *testing.T) {
 			if text := tool(t, ctx, cs, "run_command", map[string]any{"sandbox": sb.ID, "command": "cat /workspace/notes/todo.txt"}, nil, false); !strings.Contains(text, "ship it") {
 				t.Fatalf("the file written: %q", text)
 			}
+			var snap struct{ ID, State, Source string }
+			if tool(t, ctx, cs, "snapshot_sandbox", map[string]any{"sandbox": sb.ID, "name": "mcp-" + name}, &snap, false); snap.State != "ready" || snap.Source != sb.ID {
+				t.Fatalf("snapshot_sandbox: %+v", snap)
+			}
+			var forks struct{ Children []mcpSandbox }
+			if tool(t, ctx, cs, "fork_sandbox", map[string]any{"sandbox": sb.ID}, &forks, false); len(forks.Children) != 1 || forks.Children[0].State != "running" {
+				t.Fatalf("fork_sandbox: %+v", forks)
+			}
+			if text := tool(t, ctx, cs, "read_file", map[string]any{"sandbox": forks.Children[0].ID, "path": "/workspace/notes/todo.txt"}, nil, false); text != "ship it\n" {
+				t.Fatalf("the fork's file: %q", text)
+			}
+			tool(t, ctx, cs, "delete_sandbox", map[string]any{"sandbox": forks.Children[0].ID}, nil, false)
 			stranger := s.mcpStdio(ctx, other.Secret)
 			if text := tool(t, ctx, stranger, "read_file", map[string]any{"sandbox": sb.ID, "path": "/tmp/os"}, nil, true); !strings.Contains(text, "404") {
 				t.Errorf("read_file by another org: %q", text)
