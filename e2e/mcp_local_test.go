@@ -16,8 +16,7 @@ import (
 // official MCP Go SDK's client: over stdio to the built `sbx mcp`, and
 // over streamable HTTP to serve's /api/v1/mcp, each lists the tools and
 // runs create → run a command → write and read a file → snapshot → fork
-// → delete; another
-// org's key reaches nothing of it.
+// → delete; another org's key reaches nothing of it.
 func TestMCPLocal(t *testing.T) {
 	s := localServer(t, false)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // a hang guard
