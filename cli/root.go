@@ -93,5 +93,6 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newSecret(g), newSSHKey(g))
 	root.AddCommand(newCapability(g))
 	root.AddCommand(newVersion(g), newSummary(g))
+	root.AddCommand(newMCP(g))
 	return root
 }

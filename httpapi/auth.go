@@ -11,6 +11,10 @@ import (
 
 type callerKey struct{}
 
+// secretKey is where authenticate leaves the request's API key, for the
+// MCP endpoint, whose tool calls are API requests made with it.
+type secretKey struct{}
+
 // authenticate admits requests that carry a valid API key, as
 // "Authorization: Bearer <key>" or "X-API-Key: <key>", or, from a browser's
 // WebSocket, which cannot set headers, as the subprotocol
@@ -39,12 +43,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.error(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+		ctx := context.WithValue(context.WithValue(r.Context(), callerKey{}, c), secretKey{}, secret)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
 // caller is who the request acts for; authenticate put it there.
 func caller(r *http.Request) sbx.Caller { return r.Context().Value(callerKey{}).(sbx.Caller) }
+
+// apiKey is the API key the request was authenticated with.
+func apiKey(r *http.Request) string { s, _ := r.Context().Value(secretKey{}).(string); return s }
 
 // takeKeyProtocol removes the WebSocket subprotocol that carries an API key
 // from h, leaving the others offered, and returns the key ("" when none is

@@ -38,7 +38,10 @@ type op struct {
 	responseType             string      // its media type; default application/json
 	also                     map[int]any // other success statuses, with JSON bodies
 	errors                   []int
-	open                     bool // no API key needed
+	// rpcErrors are error statuses whose body is the envelope or a
+	// JSON-RPC error response (the MCP endpoint's), so any JSON object.
+	rpcErrors []int
+	open      bool // no API key needed
 }
 
 type param struct {
@@ -83,10 +86,21 @@ once, to a paused or hibernated sandbox too (connections it no longer allows sto
 the sandbox's timeline records egress_set. A mode the server's operator does not allow is a 403;
 a provider that enforces no policy answers 501.`
 
+const mcpDescription = `A JSON-RPC message of the Model Context Protocol (streamable HTTP transport,
+stateless: no Mcp-Session-Id; GET and DELETE are 405s). The Accept header must name both
+application/json and text/event-stream, as MCP clients send; answers are application/json: 200 with
+the JSON-RPC response to a request, 202 with no body for a notification. The tools (create, list,
+get, pause, resume and delete sandboxes; run a command or code; read, write and list files; a preview
+URL; snapshot and fork) call this API with the request's key, so each is authorized as the key's
+other requests are; what the API refuses is a tool result with isError and the API's detail.`
+
 var operations = map[string]op{
 	"GET /healthz":             {id: "health", summary: "Liveness of the server", status: 200, response: map[string]string{}, open: true},
 	"GET /api/v1/openapi.json": {id: "openapi", summary: "This document", status: 200, response: json.RawMessage{}, open: true},
 	"GET /api/v1/me":           {id: "me", summary: "The caller's org, workspace, project and key scope", status: 200, response: apiv1.Me{}, errors: []int{400, 401}},
+	"POST /api/v1/mcp": {id: "mcp", summary: "The Model Context Protocol (streamable HTTP): sbx's tools for AI agents, as the key's caller",
+		description: mcpDescription, body: json.RawMessage{}, bodyRequired: true, status: 200, response: json.RawMessage{},
+		also: map[int]any{202: nil}, errors: []int{401, 500}, rpcErrors: []int{400, 404}},
 	"GET /api/v1/observability/summary": {id: "observabilitySummary", summary: "Usage per project, quota checks, provider and endpoint availability, next actions",
 		status: 200, response: apiv1.Summary{}, errors: []int{400, 401}},
 
@@ -569,8 +583,11 @@ func generate() ([]byte, error) {
 		}
 		responses := map[string]any{strconv.Itoa(o.status): ok}
 		for code, body := range o.also {
-			responses[strconv.Itoa(code)] = map[string]any{"description": http.StatusText(code),
-				"content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(body))}}}
+			r := map[string]any{"description": http.StatusText(code)}
+			if body != nil {
+				r["content"] = map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(body))}}
+			}
+			responses[strconv.Itoa(code)] = r
 		}
 		errs := o.errors
 		if o.body != nil {
@@ -581,6 +598,10 @@ func generate() ([]byte, error) {
 		}
 		for _, code := range errs {
 			responses[strconv.Itoa(code)] = map[string]any{"$ref": fmt.Sprintf("#/components/responses/E%d", code)}
+		}
+		for _, code := range o.rpcErrors {
+			responses[strconv.Itoa(code)] = map[string]any{"description": errorText[code] + " Or a JSON-RPC error response (an unsupported protocol version, a header that does not match the message), which MCP clients act on.",
+				"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}}
 		}
 		item["responses"] = responses
 		if o.open {

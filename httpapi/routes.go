@@ -26,6 +26,7 @@ func (s *Server) routes() []Route {
 		open("GET", "/api/v1/openapi.json", s.openapi),
 		authed("GET", "/api/v1/me", s.me),
 		authed("GET", "/api/v1/observability/summary", s.summary),
+		authed("POST", "/api/v1/mcp", s.serveMCP),
 
 		authed("POST", "/api/v1/sandboxes", s.createSandbox),
 		authed("GET", "/api/v1/sandboxes", s.listSandboxes),

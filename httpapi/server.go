@@ -20,6 +20,7 @@ import (
 	"github.com/sbxdev/sbx/e2bapi"
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
+	"github.com/sbxdev/sbx/mcpserver"
 	"github.com/sbxdev/sbx/observability"
 	"github.com/sbxdev/sbx/osbapi"
 	"github.com/sbxdev/sbx/secrets"
@@ -77,6 +78,7 @@ type Server struct {
 	previews      *preview.Service      // preview traffic and links
 	e2b           *e2bapi.Server        // E2B's control-plane API, under e2bapi.Prefix
 	osb           *osbapi.Server        // OpenSandbox's lifecycle API, under osbapi.Prefix
+	mcp           http.Handler          // the MCP endpoint's tools, over this API (mcp.go)
 }
 
 // New returns the API handler.
@@ -101,6 +103,7 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 		s.observability.Limits = observability.Limits{MaxTimeout: mgr.Config().MaxTimeout,
 			MaxCPU: l.MaxCPU, MaxMemoryMB: l.MaxMemoryMB, MaxDiskMB: l.MaxDiskMB, DefaultDiskMB: l.DefaultDiskMB}
 	}
+	s.mcp = mcpserver.HTTPHandler(s, cfg.PublicURL, apiKey)
 	ops := operations()
 	for _, r := range s.routes() {
 		h := s.checkInput(ops[r.Method+" "+r.Pattern], r.handler)

@@ -48,6 +48,7 @@ var rules = []rule{
 	{from: "agentbridge", only: []string{"apiv1", "internal/pipenet"}, why: "the bridge serves the agent's API over a daemon's client that a provider gives it, and knows nothing else"},
 	{from: "e2b", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2bapi", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the server of E2B's API it may face"},
 	{from: "opensandbox", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2b", "osbapi", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the server of OpenSandbox's API it may face"},
+	{from: "mcpserver", only: []string{"apiv1", "client", "internal/..."}, why: "the MCP server is a surface over the public Go client: the API decides and authorizes everything"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
 }
 

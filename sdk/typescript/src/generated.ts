@@ -1546,6 +1546,7 @@ export const operations = {
   listWarmPools: { method: "GET", path: "/api/v1/admin/template-warm-pools", pathParams: [], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "WarmPoolList", summary: "Every template's warm pool and what it holds (the operator's)" },
   listWorkspaces: { method: "GET", path: "/api/v1/org/{org}/workspaces", pathParams: ["org"], queryParams: ["limit","cursor"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "WorkspaceList", summary: "The workspaces the key reaches (a member's key its user's, a project's key its project's), oldest first" },
   makeDir: { method: "POST", path: "/api/v1/sandboxes/{id}/files/mkdir", pathParams: ["id"], queryParams: ["user"], headerParams: [], bodyType: "application/json", bodySchema: "PathRequest", responseType: "application/json", responseSchema: "EntryInfo", summary: "Make a directory and its parents (200 when it already exists)" },
+  mcp: { method: "POST", path: "/api/v1/mcp", pathParams: [], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: null, responseType: "application/json", responseSchema: null, summary: "The Model Context Protocol (streamable HTTP): sbx's tools for AI agents, as the key's caller" },
   me: { method: "GET", path: "/api/v1/me", pathParams: [], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "Me", summary: "The caller's org, workspace, project and key scope" },
   moveFile: { method: "POST", path: "/api/v1/sandboxes/{id}/files/move", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "MoveRequest", responseType: "application/json", responseSchema: "EntryInfo", summary: "Move or rename a file or directory" },
   observabilitySummary: { method: "GET", path: "/api/v1/observability/summary", pathParams: [], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "Summary", summary: "Usage per project, quota checks, provider and endpoint availability, next actions" },
@@ -2604,6 +2605,15 @@ export interface Operations {
     body: PathRequest;
     bodyRequired: true;
     response: EntryInfo;
+  };
+  /** POST /api/v1/mcp: The Model Context Protocol (streamable HTTP): sbx's tools for AI agents, as the key's caller */
+  mcp: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: Record<string, unknown>;
+    bodyRequired: true;
+    response: Record<string, unknown>;
   };
   /** GET /api/v1/me: The caller's org, workspace, project and key scope */
   me: {
