@@ -56,7 +56,8 @@ type Config struct {
 	APIURL string // the control plane, e.g. https://api.e2b.app
 	APIKey string // its X-API-KEY
 	// Domain is the sandboxes' domain, where a sandbox's envd is
-	// https://49983-<id>.<Domain>, when the API's answer names none.
+	// https://49983-<id>.<Domain> (http:// when APIURL is), when the API's
+	// answer names none.
 	Domain string
 	// SandboxURL, when set, is where every sandbox's envd is reached, with
 	// the E2b-Sandbox-Id and E2b-Sandbox-Port headers naming it (E2B's

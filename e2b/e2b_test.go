@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +44,36 @@ func newProvider(t *testing.T, stack *agenttest.Stack) *Provider {
 		}
 	})
 	return p
+}
+
+// TestEnvdAtTheSandboxDomain reaches envd as E2B's SDKs do without
+// E2B_SANDBOX_URL: at 49983-<id>.<the domain the API answered>, which the
+// test's client resolves to the stack (no wildcard DNS here).
+func TestEnvdAtTheSandboxDomain(t *testing.T) {
+	stack := agenttest.Serve(t)
+	addr := strings.TrimPrefix(stack.URL, "http://")
+	var hosts []string
+	var mu sync.Mutex
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, host string) (net.Conn, error) {
+		mu.Lock()
+		hosts = append(hosts, host)
+		mu.Unlock()
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}}
+	p, err := New(Config{APIURL: stack.URL + "/e2b", APIKey: stack.Key, Name: "t" + uuid.NewString()[:8], HTTP: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, agent := startSandbox(t, p)
+	var out bytes.Buffer
+	if end, err := agent.Run(context.Background(), apiv1.StartCommandRequest{Cmd: "echo reached"}, agentcall.Streams{Stdout: &out}); err != nil || out.String() != "reached\n" || *end.ExitCode != 0 {
+		t.Fatalf("%q %+v %v", out.String(), end, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "49983-" + in.ProviderSandboxID + ".sbx.localhost:80"; !slices.Contains(hosts, want) {
+		t.Errorf("envd was dialled at %v, not %s", hosts, want)
+	}
 }
 
 func TestConformance(t *testing.T) {

@@ -38,7 +38,11 @@ func (p *Provider) newEnvd(sb sandbox) *envd {
 	if sb.Domain != nil && *sb.Domain != "" {
 		domain = *sb.Domain
 	}
-	base := fmt.Sprintf("https://%d-%s.%s", envdPort, sb.SandboxID, domain)
+	scheme := "https" // E2B's; an installation whose API is plain HTTP serves envd so too
+	if strings.HasPrefix(p.cfg.APIURL, "http://") {
+		scheme = "http"
+	}
+	base := fmt.Sprintf("%s://%d-%s.%s", scheme, envdPort, sb.SandboxID, domain)
 	if p.cfg.SandboxURL != "" {
 		base = strings.TrimRight(p.cfg.SandboxURL, "/")
 	}
