@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
-	"github.com/sbxdev/sbx/telemetry"
 	"github.com/sbxdev/sbx/pricing"
+	"github.com/sbxdev/sbx/telemetry"
 )
 
 // Loops are the background loops over the sandbox core (Manager) that one
