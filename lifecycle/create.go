@@ -319,18 +319,18 @@ var creation, _ = sbx.Lookup(sbx.StateStarting, sbx.ActionCreate)
 // lock so that other operations on it wait for the create. Its parent
 // carries no more than the span of the create that started it (its trace).
 func (m *Manager) runCreate(parent context.Context, p sbx.Provider, spec sbx.Spec, from origin, locked chan<- struct{}) {
-	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, m.cfg.CreateTimeout)
 	defer cancel()
-	ctx, span := telemetry.Span(ctx, "lifecycle.create.compute", attribute.String("sbx.sandbox", spec.SandboxID), attribute.String("sbx.provider", p.Name()))
-	var err error
-	defer func() {
-		telemetry.Operation(string(sbx.ActionCreate), p.Name(), err, time.Since(start))
-		telemetry.End(span, err)
-	}()
 	unlock, _ := m.lock(ctx, spec.SandboxID) // a fresh ID: never contended
 	defer unlock()
 	close(locked)
+	start := time.Now()
+	ctx, span := telemetry.Span(ctx, "lifecycle.create.compute", attribute.String("sbx.sandbox", spec.SandboxID), attribute.String("sbx.provider", p.Name()))
+	var err error
+	defer func() { // recorded before the unlock: the next operation on it comes after
+		telemetry.Operation(string(sbx.ActionCreate), p.Name(), err, time.Since(start))
+		telemetry.End(span, err)
+	}()
 	inst, err := telemetry.Call(ctx, p.Name(), string(sbx.ActionCreate), func(ctx context.Context) (sbx.Instance, error) { return p.Create(ctx, spec) })
 	if err == nil && from.sn != nil {
 		if err = m.adopt(ctx, p, inst, from.sn, spec, from.fork); err != nil {
