@@ -141,7 +141,9 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ctx, span := telemetry.StartRequest(r)
-	r = r.WithContext(ctx)
+	if ctx != r.Context() { // traces are on
+		r = r.WithContext(ctx)
+	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	t := s.dispatch(rec, r)
 	record(span, r, t, rec, time.Since(start))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -22,6 +23,10 @@ import (
 
 // tracerName names sbx's spans' instrumentation scope.
 const tracerName = "github.com/sbxdev/sbx"
+
+// tracing is whether Setup turned traces on: when not, a request costs no
+// span and no context of its own (StartRequest).
+var tracing atomic.Bool
 
 // TracesOn reports whether getenv's OTEL_* variables ask for traces: an
 // OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or …_TRACES_ENDPOINT) or
@@ -70,6 +75,7 @@ func Setup(ctx context.Context) (on bool, shutdown func(context.Context) error, 
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	tracing.Store(true)
 	return true, tp.Shutdown, nil
 }
 
@@ -107,7 +113,11 @@ func Detach(ctx context.Context) context.Context {
 
 // StartRequest starts the span of a request the API listener serves, under
 // the span its traceparent header names if any; FinishRequest names it.
+// With traces off it answers r's own context and a span that does nothing.
 func StartRequest(r *http.Request) (context.Context, trace.Span) {
+	if !tracing.Load() {
+		return r.Context(), trace.SpanFromContext(r.Context())
+	}
 	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	return otel.Tracer(tracerName).Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(r.Method)))
