@@ -42,7 +42,7 @@ func counts(t *testing.T, dsn string) {
 	for _, n := range c.Sandboxes {
 		got[n] = true
 	}
-	for _, want := range []telemetry.SandboxCount{{"memory", sbx.StateRunning, 2}, {"memory", sbx.StatePaused, 1}, {"memory", sbx.StateKilled, 1}, {"docker", sbx.StateRunning, 1}} {
+	for _, want := range []telemetry.SandboxCount{{Provider: "memory", State: sbx.StateRunning, N: 2}, {Provider: "memory", State: sbx.StatePaused, N: 1}, {Provider: "memory", State: sbx.StateKilled, N: 1}, {Provider: "docker", State: sbx.StateRunning, N: 1}} {
 		if !got[want] {
 			t.Errorf("sandbox counts %+v lack %+v", c.Sandboxes, want)
 		}
