@@ -47,12 +47,23 @@ const (
 	trafficRuntime  traffic = "runtime"
 	trafficPorts    traffic = "ports"
 	trafficExecd    traffic = "execd"
+	trafficAgent    traffic = "agent" // the agent's routes of the API's table (agentRoutes)
 )
+
+// agentPatterns are the patterns of the agent's routes, whose requests are
+// proxied to sandboxes too.
+var agentPatterns = func() map[string]bool {
+	set := map[string]bool{}
+	for _, a := range agentRoutes {
+		set[a.method+" /api/v1/sandboxes/{id}"+a.pattern] = true
+	}
+	return set
+}()
 
 // proxied reports whether t is traffic proxied to sandboxes.
 func (t traffic) proxied() bool {
 	switch t {
-	case trafficE2BProxy, trafficPreview, trafficRuntime, trafficPorts, trafficExecd:
+	case trafficE2BProxy, trafficPreview, trafficRuntime, trafficPorts, trafficExecd, trafficAgent:
 		return true
 	}
 	return false
@@ -68,6 +79,9 @@ func record(span trace.Span, r *http.Request, t traffic, rec *statusRecorder, to
 		route = "no_route"
 	case r.Pattern != "":
 		route = r.Pattern
+	}
+	if t == trafficAPI && agentPatterns[r.Pattern] {
+		t = trafficAgent
 	}
 	if t.proxied() {
 		telemetry.Proxied(string(t), rec.written)

@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,7 +25,7 @@ var (
 	}, []string{"route", "code"})
 	proxyRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "proxy_requests_total",
-		Help: "Requests proxied to sandboxes, by kind (preview, runtime, ports, e2b, execd, agent).",
+		Help: "Requests for sandboxes' agents and ports, answered by the sandbox or refused, by kind (agent: the agent API's routes; preview, runtime, ports, e2b, execd).",
 	}, []string{"kind"})
 	proxyBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "proxy_response_bytes_total",
@@ -126,10 +125,14 @@ func outcome(err error) string {
 	return "ok"
 }
 
-// statusClass is a status's class, "2xx" for 200 to 299.
+// statusClasses are the classes of statuses, by their first digit.
+var statusClasses = [...]string{"other", "1xx", "2xx", "3xx", "4xx", "5xx"}
+
+// statusClass is a status's class, "2xx" for 200 to 299, without an
+// allocation (it is on every request's path).
 func statusClass(status int) string {
 	if status < 100 || status > 599 {
-		return "other"
+		return statusClasses[0]
 	}
-	return strconv.Itoa(status/100) + "xx"
+	return statusClasses[status/100]
 }
