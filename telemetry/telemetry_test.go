@@ -205,3 +205,29 @@ func TestSpansNestAcrossDetach(t *testing.T) {
 		t.Error("Detach dropped the span")
 	}
 }
+
+// What a request costs the metrics while traces are off (the exec round
+// trip's path): no allocation.
+func BenchmarkRequestTracesOff(b *testing.B) {
+	r := httptest.NewRequest("POST", "/api/v1/sandboxes/x/commands", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, span := StartRequest(r)
+		_ = ctx
+		FinishRequest(span, "POST", "POST /api/v1/sandboxes/{id}/commands", 200, time.Millisecond)
+		Proxied("agent", 512)
+	}
+}
+
+// A request's metrics and span while traces are off allocate nothing.
+func TestRequestTracesOffAllocatesNothing(t *testing.T) {
+	r := httptest.NewRequest("POST", "/api/v1/sandboxes/x/commands", nil)
+	allocs := testing.AllocsPerRun(100, func() {
+		_, span := StartRequest(r)
+		FinishRequest(span, "POST", "POST /api/v1/sandboxes/{id}/commands", 200, time.Millisecond)
+		Proxied("agent", 512)
+	})
+	if allocs != 0 {
+		t.Errorf("a request's metrics allocate %v times", allocs)
+	}
+}
