@@ -93,6 +93,7 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.SealKeyFile, "seal-key-file", os.Getenv("SBX_SEAL_KEY_FILE"), "a file of 32 random bytes that seals secrets and access tokens at rest, kept by the operator (default <data-dir>/seal.key, made at first start) ($SBX_SEAL_KEY_FILE)")
 	f.StringVar(&cfg.Listen, "listen", env("SBX_LISTEN", server.DefaultListen), "address of the API ($SBX_LISTEN)")
 	f.StringVar(&cfg.SSHListen, "ssh-listen", env("SBX_SSH_LISTEN", server.DefaultSSHListen), "address of the SSH gateway (ssh -p PORT SANDBOX_ID@HOST), or off ($SBX_SSH_LISTEN)")
+	f.StringVar(&cfg.MetricsListen, "metrics-listen", os.Getenv("SBX_METRICS_LISTEN"), "address serving the Prometheus metrics at /metrics without authentication, for a scraper on the operator's network (default: none; the API serves them to the operator's key) ($SBX_METRICS_LISTEN)")
 	f.StringVar(&cfg.SSHPublicAddr, "ssh-public-addr", os.Getenv("SBX_SSH_PUBLIC_ADDR"), "HOST:PORT SSH clients reach the gateway at, as sbx sandbox ssh names it (default: the --ssh-listen host, the --public-url host when it listens on every address, and its port) ($SBX_SSH_PUBLIC_ADDR)")
 	f.StringVar(&cfg.PublicURL, "public-url", os.Getenv("SBX_PUBLIC_URL"), "URL clients use to reach this server (default http://<listen>) ($SBX_PUBLIC_URL)")
 	f.StringVar(&cfg.Domain, "domain", env("SBX_DOMAIN", "sbx.localhost"), "domain of preview and runtime URLs, {port}-{sandboxID}.<domain>: point a wildcard DNS name at this server ($SBX_DOMAIN)")

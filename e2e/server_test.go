@@ -41,6 +41,7 @@ type serverOpts struct {
 	createDelay time.Duration
 	bin         string   // default: this test binary as serve with the Memory provider
 	args        []string // extra serve flags
+	env         []string // extra variables of serve's environment
 	// tls, when set, is the client side of serve's --tls-cert: the server
 	// is reached over HTTPS with it.
 	tls *tls.Config
@@ -88,6 +89,7 @@ func (s *server) start() {
 	} else {
 		args = append(args, "--provider", "memory")
 	}
+	env = append(env, s.opts.env...)
 	s.out = &syncBuffer{}
 	s.cmd = exec.Command(bin, append(args, s.opts.args...)...)
 	s.cmd.Env, s.cmd.Stdout, s.cmd.Stderr = env, s.out, s.out

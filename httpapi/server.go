@@ -26,6 +26,7 @@ import (
 	"github.com/sbxdev/sbx/secrets"
 	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/sshauth"
+	"github.com/sbxdev/sbx/telemetry"
 	"github.com/sbxdev/sbx/tenancy"
 	"github.com/sbxdev/sbx/ui"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	// NoVNCDir holds noVNC's files (Debian's novnc: /usr/share/novnc), which
 	// the desktop viewer loads; empty: sandboxes' desktops have no viewer.
 	NoVNCDir string
+	// Metrics serves the Prometheus metrics at /metrics to the operator's
+	// key (metrics.go); nil: /metrics is a 404 like any path no route takes.
+	Metrics http.Handler
 }
 
 // SSHEndpoint is where SSH clients reach serve's SSH gateway, and its host
@@ -135,49 +139,84 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	s.error(w, r, sbx.Errorf(sbx.EMethodNotAllowed, "%s %s is not a method of this route; it takes %s", r.Method, strictjson.Short(r.URL.Path), strings.Join(allow, ", ")))
 }
 
-// ServeHTTP logs each request and dispatches it.
+// ServeHTTP logs each request, dispatches it, and records it for the
+// metrics and traces (metrics.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	ctx, span := telemetry.StartRequest(r)
+	if ctx != r.Context() { // traces are on
+		r = r.WithContext(ctx)
+	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	t := s.dispatch(rec, r)
+	record(span, r, t, rec, time.Since(start))
+	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
+}
+
+// dispatch hands a request to what serves it, and answers what kind of
+// traffic it was.
+func (s *Server) dispatch(rec *statusRecorder, r *http.Request) traffic {
 	port, id, host := s.sandboxHost(r)
 	runtime := host && port == apiv1.AgentPort
 	e2bPort, e2bID, e2b := e2bTraffic(r, host, port, id)
 	switch {
 	case e2b:
-		if !s.uncleanPath(rec, r, true) {
-			s.e2bProxy(rec, r, e2bPort, e2bID)
+		if s.uncleanPath(rec, r, true) {
+			return trafficUnclean
 		}
+		s.e2bProxy(rec, r, e2bPort, e2bID)
+		return trafficE2BProxy
 	case host && !runtime:
 		s.previewProxy(rec, r, port, id, r.URL.Path, false)
+		return trafficPreview
 	case s.uncleanPath(rec, r, runtime):
+		return trafficUnclean
 	case runtime:
 		s.runtimeProxy(rec, r, id)
+		return trafficRuntime
 	case isPortsPath(r.URL.Path):
 		s.portsProxy(rec, r)
+		return trafficPorts
 	case strings.HasPrefix(r.URL.Path, viewerPrefix):
 		s.viewerAssets(rec, r)
+		return trafficViewer
 	case e2bapi.Owns(r.URL.Path):
 		s.e2b.ServeHTTP(rec, r)
+		return trafficE2BAPI
 	case isExecdPath(r.URL.Path):
 		s.execdProxy(rec, r)
+		return trafficExecd
 	case osbapi.Owns(r.URL.Path):
 		s.osb.ServeHTTP(rec, r)
+		return trafficOSBAPI
+	case r.URL.Path == metricsPath && s.cfg.Metrics != nil:
+		s.authenticate(http.HandlerFunc(s.metrics)).ServeHTTP(rec, r)
+		return trafficMetrics
 	case s.cfg.UI != nil && ui.Owns(r.URL.Path):
 		s.cfg.UI.ServeHTTP(rec, r)
+		return trafficUI
 	default:
 		s.mux.ServeHTTP(rec, r)
+		return trafficAPI
 	}
-	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", time.Since(start))
 }
 
+// statusRecorder keeps a response's status and counts its body's bytes.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status  int
+	written int64
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	n, err := r.ResponseWriter.Write(b)
+	r.written += int64(n)
+	return n, err
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

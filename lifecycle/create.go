@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/ledger"
+	"github.com/sbxdev/sbx/telemetry"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // CreateRequest is a validated request for a new sandbox.
@@ -130,7 +132,9 @@ func (m *Manager) createProvider(req *CreateRequest, sn *sbx.Snapshot) (sbx.Prov
 // Create records a new sandbox and starts its compute. Without WaitReady it
 // returns at once with the sandbox starting; with it, once the sandbox is
 // running, failed, or the ready wait ran out (a 504 naming the last step).
-func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (sbx.Sandbox, error) {
+func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (_ sbx.Sandbox, err error) {
+	ctx, span := telemetry.Span(ctx, "lifecycle.create")
+	defer func() { telemetry.End(span, err) }()
 	sn, err := m.fromSnapshot(ctx, c, &req)
 	if err != nil {
 		return sbx.Sandbox{}, err
@@ -284,7 +288,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 			m.mu.Unlock()
 			close(done)
 		}()
-		m.runCreate(p, spec, origin{sn: sn, fork: req.forkOf != "", member: req.pool != ""}, unlocked)
+		m.runCreate(telemetry.Detach(ctx), p, spec, origin{sn: sn, fork: req.forkOf != "", member: req.pool != ""}, unlocked)
 	}()
 	<-unlocked // the create holds the sandbox's lock before anyone else can ask for it
 	if !req.WaitReady {
@@ -312,14 +316,22 @@ func resolveImage(ctx context.Context, p sbx.Provider, img sbx.ImageSpec) (*sbx.
 var creation, _ = sbx.Lookup(sbx.StateStarting, sbx.ActionCreate)
 
 // runCreate calls the provider and settles the outcome, holding the sandbox's
-// lock so that other operations on it wait for the create.
-func (m *Manager) runCreate(p sbx.Provider, spec sbx.Spec, from origin, locked chan<- struct{}) {
-	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.CreateTimeout)
+// lock so that other operations on it wait for the create. Its parent
+// carries no more than the span of the create that started it (its trace).
+func (m *Manager) runCreate(parent context.Context, p sbx.Provider, spec sbx.Spec, from origin, locked chan<- struct{}) {
+	ctx, cancel := context.WithTimeout(parent, m.cfg.CreateTimeout)
 	defer cancel()
 	unlock, _ := m.lock(ctx, spec.SandboxID) // a fresh ID: never contended
 	defer unlock()
 	close(locked)
-	inst, err := p.Create(ctx, spec)
+	start := time.Now()
+	ctx, span := telemetry.Span(ctx, "lifecycle.create.compute", attribute.String("sbx.sandbox", spec.SandboxID), attribute.String("sbx.provider", p.Name()))
+	var err error
+	defer func() { // recorded before the unlock: the next operation on it comes after
+		telemetry.Operation(string(sbx.ActionCreate), p.Name(), err, time.Since(start))
+		telemetry.End(span, err)
+	}()
+	inst, err := telemetry.Call(ctx, p.Name(), string(sbx.ActionCreate), func(ctx context.Context) (sbx.Instance, error) { return p.Create(ctx, spec) })
 	if err == nil && from.sn != nil {
 		if err = m.adopt(ctx, p, inst, from.sn, spec, from.fork); err != nil {
 			p.Kill(context.WithoutCancel(ctx), inst.Handle) // its agent is its source's: it is no sandbox of its own

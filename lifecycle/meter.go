@@ -6,6 +6,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/pricing"
+	"github.com/sbxdev/sbx/telemetry"
 )
 
 // Loops are the background loops over the sandbox core (Manager) that one
@@ -64,7 +65,9 @@ func (l *Loops) settleStorage(ctx context.Context) {
 		l.logLoop(ctx, "meter: listing snapshots", err)
 	}
 	for _, sn := range snaps {
-		if _, err := l.store.SettleSnapshot(ctx, sn.ID, now); err != nil {
+		st, err := l.store.SettleSnapshot(ctx, sn.ID, now)
+		telemetry.Settled("snapshot", st.Paid, err)
+		if err != nil {
 			l.logLoop(ctx, "meter: settling a snapshot", err, "snapshot", sn.ID)
 		}
 	}
@@ -73,7 +76,9 @@ func (l *Loops) settleStorage(ctx context.Context) {
 		l.logLoop(ctx, "meter: listing volumes", err)
 	}
 	for _, v := range vols {
-		if _, err := l.store.SettleVolume(ctx, v.ID, now); err != nil {
+		st, err := l.store.SettleVolume(ctx, v.ID, now)
+		telemetry.Settled("volume", st.Paid, err)
+		if err != nil {
 			l.logLoop(ctx, "meter: settling a volume", err, "volume", v.ID)
 		}
 	}
@@ -82,7 +87,9 @@ func (l *Loops) settleStorage(ctx context.Context) {
 func (l *Loops) settleAll(ctx context.Context, ids []string, table pricing.Table) {
 	now := l.m.clock.Now()
 	for _, id := range ids {
-		if _, err := l.store.Settle(ctx, id, now, table); err != nil {
+		st, err := l.store.Settle(ctx, id, now, table)
+		telemetry.Settled("sandbox", st.Paid, err)
+		if err != nil {
 			l.logLoop(ctx, "meter: settling", err, "sandbox", id)
 		}
 	}
@@ -97,7 +104,9 @@ func (l *Loops) PauseUnfunded(ctx context.Context) {
 		return
 	}
 	for _, id := range ids {
-		if _, err := l.m.pause(ctx, id, sbx.PauseInsufficientCredits); err != nil && sbx.ErrorCode(err) != sbx.EConflict {
+		_, err := l.m.pause(ctx, id, sbx.PauseInsufficientCredits)
+		reaped("pause_unfunded", err)
+		if err != nil && sbx.ErrorCode(err) != sbx.EConflict {
 			l.m.log.Warn("meter: pausing a sandbox out of credits", "sandbox", id, "err", err)
 		}
 	}

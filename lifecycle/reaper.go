@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/telemetry"
 )
 
 // reapEvery is the longest the reaper sleeps, so an expiry is acted on within it.
@@ -41,8 +42,10 @@ func (l *Loops) Reap(ctx context.Context) {
 	for _, sb := range expired {
 		if sb.AutoPause {
 			_, err = l.m.pause(ctx, sb.ID, sbx.PauseTimeout)
+			reaped("pause_expired", err)
 		} else {
 			_, err = l.m.kill(ctx, sb.ID, sbx.EndTimeout)
+			reaped("kill_expired", err)
 		}
 		if err != nil && sbx.ErrorCode(err) != sbx.EConflict {
 			l.m.log.Warn("reaper: enforcing timeout", "sandbox", sb.ID, "err", err)
@@ -66,8 +69,18 @@ func (l *Loops) hibernateIdle(ctx context.Context) {
 		if l.m.canHibernate(sb) != nil {
 			continue
 		}
-		if _, err := l.m.hibernate(ctx, sb.ID, sb.PauseReason); err != nil && sbx.ErrorCode(err) != sbx.EConflict {
+		_, err := l.m.hibernate(ctx, sb.ID, sb.PauseReason)
+		reaped("hibernate_idle", err)
+		if err != nil && sbx.ErrorCode(err) != sbx.EConflict {
 			l.m.log.Warn("reaper: hibernating an idle sandbox", "sandbox", sb.ID, "err", err)
 		}
+	}
+}
+
+// reaped records an action of the loops on a sandbox for the metrics; a
+// conflict (another change got there first) is no action.
+func reaped(action string, err error) {
+	if sbx.ErrorCode(err) != sbx.EConflict {
+		telemetry.Reaped(action, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/telemetry"
 )
 
 // Reconcile brings the ledger and every provider into agreement after a start:
@@ -61,6 +62,7 @@ func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
 		if err := p.Kill(ctx, in.Handle); err != nil {
 			return fmt.Errorf("destroying orphan %s: %w", in.ProviderSandboxID, err)
 		}
+		telemetry.Reconciled("orphan_killed")
 	}
 	if err := m.reconcileSnapshots(ctx, p); err != nil {
 		return err
@@ -77,6 +79,7 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 				return err
 			}
 		}
+		telemetry.Reconciled("finished_kill")
 		return m.settle(ctx, sb.ID, "killed", "finished after restart", func(sb *sbx.Sandbox) {
 			if sb.State != sbx.StateFailed {
 				sb.State = sbx.StateKilled
@@ -94,6 +97,7 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 				return err
 			}
 		}
+		telemetry.Reconciled("restore_interrupted")
 		m.fail(ctx, sb.ID, sbx.EndError, "its restore from snapshot "+sb.SnapshotID+" was interrupted by a restart of sbx")
 		return nil
 	case !held:
@@ -101,15 +105,18 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 		if sb.Intent != sbx.IntentNone {
 			diag += ", " + string(sb.Intent) + " was interrupted"
 		}
+		telemetry.Reconciled("lost")
 		m.fail(ctx, sb.ID, sbx.EndLost, diag+")")
 		return nil
 	case in.Status == sbx.InstanceDead:
 		if err := p.Kill(ctx, in.Handle); err != nil {
 			return err
 		}
+		telemetry.Reconciled("dead")
 		m.fail(ctx, sb.ID, sbx.EndError, fmt.Sprintf("provider %s reports the sandbox stopped running while sbx was not running", p.Name()))
 		return nil
 	}
+	telemetry.Reconciled("adopted")
 	return m.settle(ctx, sb.ID, "adopted", fmt.Sprintf("found %s after restart", in.Status), func(sb *sbx.Sandbox) {
 		now := m.clock.Now()
 		sb.Handle = in.Handle

@@ -2,10 +2,13 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/telemetry"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // step is one provider operation on a sandbox: its action, whose cell of
@@ -32,7 +35,10 @@ type step struct {
 // read in that transaction's snapshot anyway, and a provider measuring its
 // disk would hold the ledger's one writer (SQLite) while it did. A table's
 // refusal is left to the transaction, which answers it first as before.
-func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, error) {
+func (m *Manager) run(ctx context.Context, id string, st step) (_ sbx.Sandbox, err error) {
+	start := time.Now()
+	ctx, span := telemetry.Span(ctx, "lifecycle."+string(st.action), attribute.String("sbx.sandbox", id))
+	defer func() { telemetry.End(span, err) }()
 	unlock, err := m.lock(ctx, id)
 	if err != nil {
 		return sbx.Sandbox{}, err
@@ -75,7 +81,7 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 	var result any
 	p, callErr := m.provider(sb.Provider)
 	if callErr == nil || sb.Handle.IsZero() { // with no compute, a kill needs no provider
-		result, callErr = st.call(ctx, p, sb)
+		result, callErr = telemetry.Call(ctx, sb.Provider, string(st.action), func(ctx context.Context) (any, error) { return st.call(ctx, p, sb) })
 	}
 	sb, err = m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
 		sb.Intent, sb.UpdatedAt = sbx.IntentNone, m.clock.Now()
@@ -85,6 +91,7 @@ func (m *Manager) run(ctx context.Context, id string, st step) (sbx.Sandbox, err
 		st.settle(sb, t, result)
 		return []sbx.Event{m.event(t.Done, "")}, nil
 	})
+	telemetry.Operation(string(st.action), sb.Provider, errors.Join(callErr, err), time.Since(start))
 	if err != nil {
 		return sb, err
 	}

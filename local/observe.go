@@ -102,3 +102,14 @@ func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, erro
 	out.DiskUsedBytes = p.engine.layerUsed(id)
 	return out, nil
 }
+
+// Addresses answers how many of its network pool's sandbox addresses are in
+// use and how many there are (for the metrics); ok is false when sandboxes
+// run without a network of their own.
+func (p *Provider) Addresses() (used, total int, ok bool) {
+	if p.cfg.Network == nil {
+		return 0, 0, false
+	}
+	used, total = p.cfg.Network.Addresses()
+	return used, total, true
+}

@@ -97,6 +97,11 @@ type Config struct {
 	// PublicURL when it listens on every address) and the port it listens on.
 	SSHPublicAddr string
 
+	// MetricsListen, when set, is an address serving the Prometheus metrics
+	// at /metrics without authentication (the API listener serves them to
+	// the operator's key either way).
+	MetricsListen string
+
 	// Started, when set, is called with the listening address once the API serves.
 	Started func(addr string)
 }
@@ -178,6 +183,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := bootstrap(ctx, store, cfg); err != nil {
 		return err
 	}
+	flushTraces, err := startTraces(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer flushTraces()
 
 	providers, engines := cfg.Providers, []apiv1.EngineStatus{}
 	var missingLocal string
@@ -226,6 +236,15 @@ func Run(ctx context.Context, cfg Config) error {
 		log.Error("reconcile at start was incomplete; the sandboxes of that provider stay as the ledger has them", "err", err)
 	}
 
+	metrics := metricsHandler(cfg, store, mgr, providers, log)
+	if cfg.MetricsListen != "" {
+		stopMetrics, err := serveMetrics(cfg, metrics, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
+
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
@@ -248,7 +267,7 @@ func Run(ctx context.Context, cfg Config) error {
 		console = ui.Handler()
 	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
-		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint, UI: console, NoVNCDir: cfg.NoVNCDir}, cfg.Clock, log)
+		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint, UI: console, NoVNCDir: cfg.NoVNCDir, Metrics: metrics}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	background := lifecycle.NewLoops(mgr, store) // the meter, the reaper and the pools' refill, while this serve leads

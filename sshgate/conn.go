@@ -8,6 +8,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/strictjson"
+	"github.com/sbxdev/sbx/telemetry"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -144,6 +145,7 @@ func (c *conn) serveChannels(ctx context.Context, chans <-chan ssh.NewChannel) {
 	slots := make(chan struct{}, maxChannels)
 	for nch := range chans {
 		var serve func(context.Context, ssh.NewChannel)
+		telemetry.SSHChannel(nch.ChannelType())
 		switch nch.ChannelType() {
 		case "session":
 			serve = c.session

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/telemetry"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -77,14 +78,16 @@ func (c *conn) forward(ctx context.Context, nch ssh.NewChannel) {
 	go ssh.DiscardRequests(reqs)
 	done := make(chan struct{}, 2)
 	go func() { // the client's bytes to the sandbox, then its EOF
-		io.Copy(tc, ch)
+		n, _ := io.Copy(tc, ch)
+		telemetry.SSHForwarded(true, n)
 		if t, ok := tc.(*net.TCPConn); ok {
 			t.CloseWrite()
 		}
 		done <- struct{}{}
 	}()
 	go func() { // the sandbox's bytes to the client, then its EOF
-		io.Copy(ch, tc)
+		n, _ := io.Copy(ch, tc)
+		telemetry.SSHForwarded(false, n)
 		ch.CloseWrite()
 		done <- struct{}{}
 	}()

@@ -31,6 +31,7 @@ import (
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/sshauth"
+	"github.com/sbxdev/sbx/telemetry"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -173,6 +174,7 @@ func (g *Gateway) serveConn(nc net.Conn) {
 	case g.handshakes <- struct{}{}:
 	default:
 		g.log.Warn("ssh: too many connections authenticating at once; refused one", "remote", nc.RemoteAddr().String())
+		telemetry.SSHConnection("busy")
 		return
 	}
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))
@@ -181,6 +183,7 @@ func (g *Gateway) serveConn(nc net.Conn) {
 	<-g.handshakes
 	if err != nil {
 		g.log.Debug("ssh: handshake failed", "remote", nc.RemoteAddr().String(), "user", strictjson.Short(c.user), "err", err)
+		telemetry.SSHConnection("handshake_failed")
 		return
 	}
 	nc.SetDeadline(time.Time{})
@@ -190,6 +193,7 @@ func (g *Gateway) serveConn(nc net.Conn) {
 		return
 	}
 	c.sconn, c.caller, c.ref, c.how = sconn, id.caller, sconn.User(), id.how
+	telemetry.SSHConnection("connected")
 	g.log.Info("ssh: connected", "sandbox", c.ref, "org", c.caller.Org.ID, "by", c.how, "remote", nc.RemoteAddr().String())
 	ctx, cancel := context.WithCancel(g.ctx)
 	defer cancel()

@@ -33,6 +33,7 @@ var rules = []rule{
 	{from: "ui", not: []string{"..."}, why: "the web console is static files that speak the public REST API only"},
 	{from: "pricing", only: []string{"sbx"}, why: "prices are computed without state"},
 	{from: "oci", only: []string{"sbx"}, why: "reaching registries for tenants is a leaf any provider may use"},
+	{from: "telemetry", only: []string{"sbx"}, why: "metrics and traces are a leaf every layer records through; what they read at a scrape comes through their own interfaces"},
 	{from: "client", only: []string{"apiv1", "internal/..."}, why: "the public Go client speaks the API only"},
 	{from: "ledger", not: []string{"httpapi", "lifecycle", "local/...", "cli", "server", "agent", "client", "capability", "authz", "bench", "template"}, why: "the ledger is the bottom layer: it owns SQL and knows none of its callers"},
 	{from: "capability", not: []string{"ledger", "lifecycle", "httpapi", "local/...", "server", "cli"}, why: "capability imports no adapter: the ledger reaches it through capability.Store"},

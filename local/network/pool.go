@@ -56,3 +56,11 @@ func addr4(v uint32) netip.Addr {
 	binary.BigEndian.PutUint32(b[:], v)
 	return netip.AddrFrom4(b)
 }
+
+// Addresses answers how many sandboxes have addresses of the pool now, and
+// how many the pool has room for (a /30 each).
+func (m *Manager) Addresses() (used, total int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.attached), 1 << (30 - m.cfg.Pool.Bits())
+}
