@@ -120,3 +120,27 @@ type WebhookDelivery struct {
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }
+
+// EventFilter narrows a read of an org's events: the events after a seq,
+// of some types (EventTypeMatches patterns), of one sandbox (its sbx or
+// provider ID), of one project; at most Limit (default and most
+// MaxEventPage).
+type EventFilter struct {
+	After   int64
+	Types   []string
+	Sandbox string
+	Project string
+	Limit   int
+}
+
+// MaxEventPage is the most events one read answers.
+const MaxEventPage = 1000
+
+// DueDelivery is a webhook delivery claimed for an attempt, with what it
+// takes: where to send it, the secret to sign it with, and its event.
+type DueDelivery struct {
+	Delivery WebhookDelivery
+	URL      string
+	Secret   string
+	Event    OrgEvent
+}

@@ -56,19 +56,11 @@ func sandboxEvent(sb sbx.Sandbox, e sbx.Event) sbx.OrgEvent {
 		SandboxID: sb.ID, Subject: sb.ProviderSandboxID, Data: sbx.EventData(data)}
 }
 
-// EventFilter narrows OrgEvents: the events after a seq, of some types
-// (sbx.EventTypeMatches patterns), of one sandbox (its sbx or provider
-// ID), of one project; at most Limit (default and most 1000).
-type EventFilter struct {
-	After   int64
-	Types   []string
-	Sandbox string
-	Project string
-	Limit   int
-}
+// EventFilter is sbx.EventFilter.
+type EventFilter = sbx.EventFilter
 
 // MaxEventPage is the most events one read of OrgEvents answers.
-const MaxEventPage = 1000
+const MaxEventPage = sbx.MaxEventPage
 
 // OrgEvents answers an org's events after f.After that f keeps and reach
 // sees, oldest first. An org's own events (no workspace: credits) are

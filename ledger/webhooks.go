@@ -206,18 +206,13 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, now time.Time, batch int)
 	return total, nil
 }
 
-// DueDelivery is a delivery claimed for an attempt, with what it takes:
-// where to send it, the secret to sign it with, and its event.
-type DueDelivery struct {
-	Delivery sbx.WebhookDelivery
-	URL      string
-	Secret   string
-	Event    sbx.OrgEvent
-}
+// DueDelivery is sbx.DueDelivery.
+type DueDelivery = sbx.DueDelivery
 
 // ClaimDeliveries marks up to n queued deliveries that are due at now
-// in_progress, counting the attempt, and answers them (PostgreSQL skips
-// rows another claim holds). A delivery whose event retention removed is
+// in_progress, counting the attempt, and answers them: of each webhook
+// with none in progress, its oldest due one (PostgreSQL skips rows another
+// claim holds). A delivery whose event retention removed is
 // ended as a dead letter instead.
 func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, n int) ([]DueDelivery, error) {
 	var out []DueDelivery
@@ -227,19 +222,27 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now time.Time, n int) ([]Du
 		if s.pg {
 			skip = " FOR UPDATE SKIP LOCKED"
 		}
+		// The oldest due delivery of each webhook with none in progress:
+		// a webhook gets its events one at a time, in order, while none
+		// is waiting to be retried.
 		rows, err := tx.query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE state = 'queued' AND next_attempt_at <= ?
-			ORDER BY next_attempt_at, seq LIMIT ?`+skip, now.UnixMicro(), n)
+			AND webhook_id NOT IN (SELECT webhook_id FROM webhook_deliveries WHERE state = 'in_progress')
+			ORDER BY seq, id LIMIT ?`+skip, now.UnixMicro(), 50*n)
 		if err != nil {
 			return err
 		}
 		var ds []sbx.WebhookDelivery
+		taken := map[string]bool{}
 		for rows.Next() {
 			d, err := scanDelivery(rows)
 			if err != nil {
 				rows.Close()
 				return err
 			}
-			ds = append(ds, d)
+			if !taken[d.WebhookID] && len(ds) < n {
+				taken[d.WebhookID] = true
+				ds = append(ds, d)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
