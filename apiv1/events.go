@@ -26,7 +26,7 @@ type OrgEvent struct {
 // EventList is one page of an org's events after an ID, oldest first.
 type EventList struct {
 	Items []OrgEvent `json:"items"`
-	Next  int64   `json:"next" doc:"The ID to give as after for the next read: the last item's, or after itself when there is none."`
+	Next  int64      `json:"next" doc:"The ID to give as after for the next read: the last item's, or after itself when there is none."`
 }
 
 // Webhook is an org's registration of a URL for its events (never its

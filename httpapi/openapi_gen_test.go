@@ -94,7 +94,7 @@ var operations = map[string]op{
 		description: eventsDescription, query: eventParams, status: 200, response: apiv1.EventList{}, errors: readErrs},
 	"GET /api/v1/events/stream": {id: "followEvents", summary: "Follow the org's events as server-sent events: those after an ID, then each new one as it commits",
 		description: "Each event is sent as `id: ID`, `event: TYPE`, `data: JSON` (an OrgEvent). A client that reconnects with the Last-Event-ID header (as an EventSource does) resumes after that ID; else after the after parameter (0: from the oldest kept). Filters and scope as GET /api/v1/events.",
-		query: eventParams, headers: []param{{"Last-Event-ID", "Resume after this event ID (it wins over after).", str, false}},
+		query:       eventParams, headers: []param{{"Last-Event-ID", "Resume after this event ID (it wins over after).", str, false}},
 		status: 200, response: apiv1.OrgEvent{}, responseType: "text/event-stream", errors: readErrs},
 
 	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
