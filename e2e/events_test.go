@@ -12,10 +12,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -429,4 +432,64 @@ func TestEventsAndWebhooksRefuseBadInput(t *testing.T) {
 	}
 	s.fail("GET", base+"/"+created.Webhook.ID+"/deliveries?state=lost", nil, http.StatusBadRequest, "state")
 	s.fail("GET", base+"/wh_nope/deliveries", nil, http.StatusNotFound, "not found")
+}
+
+// TestEventsAndWebhooksCLI: sbx webhook add|list|deliveries|redeliver|rm
+// and sbx events, --follow included, through the Go client.
+func TestEventsAndWebhooksCLI(t *testing.T) {
+	s := startServer(t, serverOpts{args: webhookArgs})
+	r := newReceiver(t, http.StatusOK)
+	out := s.ok("webhook", "add", r.srv.URL+"/hook", "--type", "sandbox.*", "--json")
+	var created apiv1.CreatedWebhook
+	if err := json.Unmarshal([]byte(out), &created); err != nil || created.Secret == "" {
+		t.Fatalf("webhook add: %v %s", err, out)
+	}
+	r.mu.Lock()
+	r.secret = created.Secret
+	r.mu.Unlock()
+	if out := s.ok("webhook", "list"); !strings.Contains(out, created.Webhook.ID) || !strings.Contains(out, "sandbox.*") || strings.Contains(out, created.Secret) {
+		t.Fatalf("webhook list:\n%s", out)
+	}
+
+	cmd := exec.Command(sbxBin, "events", "--follow", "--type", "sandbox.ready", "--json")
+	cmd.Env = append(os.Environ(), "SBX_URL="+s.url, "SBX_DATA_DIR="+s.dataDir, "SBX_API_KEY=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sb := s.create(map[string]any{"waitReady": true})
+	var followed apiv1.OrgEvent // --json prints each event as a JSON document
+	if err := json.NewDecoder(stdout).Decode(&followed); err != nil || followed.Subject != sb.SandboxID || followed.Type != "sandbox.ready" {
+		t.Fatalf("events --follow printed %+v (%v)", followed, err)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("events --follow after an interrupt: %v", err)
+	}
+
+	if out := s.ok("events", "--sandbox", sb.SandboxID); !strings.Contains(out, "sandbox.creating") || !strings.Contains(out, "sandbox.ready") {
+		t.Fatalf("events --sandbox:\n%s", out)
+	}
+	until(t, "the receiver gets the sandbox's ready", r.seen, func() bool {
+		return strings.Contains(strings.Join(eventTypesOf(r.events(), sb.SandboxID), " "), "sandbox.ready")
+	})
+	out = s.ok("webhook", "deliveries", created.Webhook.ID, "--state", "succeeded", "--json")
+	var ds apiv1.WebhookDeliveryList
+	if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds.Items) == 0 {
+		t.Fatalf("webhook deliveries: %v %s", err, out)
+	}
+	if out := s.ok("webhook", "redeliver", created.Webhook.ID, ds.Items[0].ID); !strings.Contains(out, "queued") {
+		t.Fatalf("webhook redeliver: %s", out)
+	}
+	if _, errOut, code := s.cli("webhook", "add", "gopher://x"); code == 0 || !strings.Contains(errOut, "url") {
+		t.Fatalf("webhook add of a bad URL: exit %d, %s", code, errOut)
+	}
+	s.ok("webhook", "rm", created.Webhook.ID)
+	if out := s.ok("webhook", "list"); strings.Contains(out, created.Webhook.ID) {
+		t.Fatalf("webhook list after rm:\n%s", out)
+	}
 }
