@@ -100,7 +100,8 @@ func (s *Service) list(ctx context.Context, c sbx.Caller, q Query) (Page, error)
 // keeps and c reaches, then each new one as it commits, until ctx ends or
 // fn fails (its error is Follow's). It reads again when this process
 // commits events and every PollInterval (other processes' events);
-// q.Limit bounds each read.
+// q.Limit bounds each read. A read that finds nothing new calls fn with
+// no events, so a stream can send a keepalive when it has been quiet.
 func (s *Service) Follow(ctx context.Context, c sbx.Caller, q Query, fn func([]sbx.OrgEvent) error) error {
 	if err := q.Check(); err != nil {
 		return err
@@ -114,14 +115,12 @@ func (s *Service) Follow(ctx context.Context, c sbx.Caller, q Query, fn func([]s
 		if err != nil {
 			return err
 		}
-		if len(page.Items) > 0 {
-			if err := fn(page.Items); err != nil {
-				return err
-			}
-			q.After = page.Next
-			if len(page.Items) == q.Limit {
-				continue // more are waiting
-			}
+		if err := fn(page.Items); err != nil {
+			return err
+		}
+		q.After = page.Next
+		if len(page.Items) > 0 && len(page.Items) == q.Limit {
+			continue // more are waiting
 		}
 		select {
 		case <-ctx.Done():

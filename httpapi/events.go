@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
@@ -51,7 +52,17 @@ func (s *Server) followEvents(w http.ResponseWriter, r *http.Request) {
 	if _, err := fmt.Fprint(w, ": sbx events\n\n"); err != nil || rc.Flush() != nil {
 		return
 	}
+	quietSince := time.Now()
 	err := s.events.Follow(r.Context(), caller(r), q, func(list []sbx.OrgEvent) error {
+		if len(list) == 0 {
+			if time.Since(quietSince) < keepalive {
+				return nil
+			}
+			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+				return err
+			}
+		}
+		quietSince = time.Now()
 		for _, e := range list {
 			data, err := json.Marshal(events.Render(e))
 			if err != nil {
@@ -67,6 +78,10 @@ func (s *Server) followEvents(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("following the org's events", "err", err)
 	}
 }
+
+// keepalive is how long an event stream stays quiet before it sends a
+// comment line, so that proxies in front keep the connection.
+const keepalive = 15 * time.Second
 
 // eventQuery parses the events' query parameters; lastID, when not empty,
 // is where to resume instead of after.
