@@ -90,7 +90,7 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newExec(g), newShell(g), newFiles(g), newRunCode(g))
 	root.AddCommand(newOrg(g), newWorkspace(g), newProject(g), newMember(g), newKey(g))
 	root.AddCommand(newRuntime(g))
-	root.AddCommand(newSecret(g), newSSHKey(g))
+	root.AddCommand(newSecret(g), newSSHKey(g), newEvents(g), newWebhook(g))
 	root.AddCommand(newCapability(g))
 	root.AddCommand(newVersion(g), newSummary(g))
 	root.AddCommand(newMCP(g))

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/events"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/oci"
 	"github.com/sbxdev/sbx/pricing"
 	"github.com/sbxdev/sbx/server"
+	"github.com/sbxdev/sbx/webhooks"
 	"github.com/spf13/cobra"
 )
 
@@ -70,6 +72,12 @@ func newServe(g *globals) *cobra.Command {
 			}
 			if cfg.MeterInterval <= 0 {
 				return fmt.Errorf("--meter-interval %s: want a positive duration", cfg.MeterInterval)
+			}
+			if cfg.EventsRetention <= 0 {
+				return fmt.Errorf("--events-retention %s: want a positive duration", cfg.EventsRetention)
+			}
+			if cfg.Webhooks.Backoff <= 0 || cfg.Webhooks.Attempts <= 0 {
+				return fmt.Errorf("--webhook-backoff %s, --webhook-attempts %d: want a positive duration and number", cfg.Webhooks.Backoff, cfg.Webhooks.Attempts)
 			}
 			micros, err := pricing.ParseMicros(initialCredits)
 			if err != nil || micros == 0 {
@@ -133,6 +141,10 @@ func newServe(g *globals) *cobra.Command {
 	f.DurationVar(&cfg.HibernateAfter, "hibernate-after", 10*time.Minute, "hibernate sandboxes paused this long, releasing their memory (0: never)")
 	f.IntVar(&cfg.MaxForks, "max-forks", 16, "the most children one fork makes")
 	f.DurationVar(&cfg.MaxTimeout, "max-timeout", 24*time.Hour, "the longest timeout a sandbox may have")
+	f.DurationVar(&cfg.EventsRetention, "events-retention", events.DefaultRetention, "how long org events (GET /api/v1/events, webhooks) and ended webhook deliveries are kept")
+	f.DurationVar(&cfg.Webhooks.Backoff, "webhook-backoff", webhooks.DefaultBackoff, "the wait before a failed webhook delivery's second attempt, doubled after each (at most 1h)")
+	f.IntVar(&cfg.Webhooks.Attempts, "webhook-attempts", webhooks.DefaultAttempts, "attempts of a webhook delivery before it is a dead letter")
+	f.BoolVar(&cfg.Webhooks.Private, "webhook-private", false, "let webhook URLs reach private addresses (loopback, the LAN, the host); by default only public ones")
 	f.DurationVar(&cfg.MeterInterval, "meter-interval", lifecycle.DefaultMeterInterval, "how often running and paused sandboxes are settled (state changes settle at once)")
 	f.StringVar(&initialCredits, "initial-credits", pricing.FormatMicros(server.DefaultInitialCredits), "credits of the org made at first start")
 	f.Var(kycValue{&cfg.KYCOff}, "kyc", "the KYC gate: on, creating a sandbox needs a verified org or user; off, for self-hosted installs that verify no one ($SBX_KYC)")

@@ -125,6 +125,8 @@ func newFuzzer(t *testing.T, st *agenttest.Stack) *fuzzer {
 	f.must("POST", "/api/v1/org/default/ws/default/members", `{"email":"ada@example.com","role":"member"}`, 201, nil)
 	var secret apiv1.Secret
 	f.must("POST", "/api/v1/org/default/secrets", `{"name":"TOKEN","value":"x"}`, 201, &secret)
+	var hook apiv1.CreatedWebhook
+	f.must("POST", "/api/v1/org/default/webhooks", `{"url":"https://hooks.example.com/sbx","types":["sandbox.*"]}`, 201, &hook)
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	sshPub, _ := ssh.NewPublicKey(pub)
 	var sshKey apiv1.SSHKey
@@ -134,6 +136,7 @@ func newFuzzer(t *testing.T, st *agenttest.Stack) *fuzzer {
 		"org": "default", "workspace": "default", "runtime_id": rts.Items[0].ID, "session_id": se.ID, "key": key.Key.ID,
 		"member": "ada@example.com", "secret": secret.ID, "user": "ada@example.com", "ref": "sleeper", "name": "git-toolkit",
 		"version": "1.0.0", "binding_id": "00000000-0000-0000-0000-000000000000", "link_id": "NOLINK", "snapshot_id": "00000000-0000-0000-0000-000000000000", "volume": "novolume", "template": "base", "build": "00000000-0000-0000-0000-000000000000", "tag": "latest", "ctx": "nocontext", "ssh_key": sshKey.ID,
+		"webhook": hook.Webhook.ID, "delivery": "whd_none",
 	} {
 		f.valid[k] = v
 	}

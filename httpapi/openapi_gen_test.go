@@ -104,6 +104,13 @@ var operations = map[string]op{
 	"GET /api/v1/observability/summary": {id: "observabilitySummary", summary: "Usage per project, quota checks, provider and endpoint availability, next actions",
 		status: 200, response: apiv1.Summary{}, errors: []int{400, 401}},
 
+	"GET /api/v1/events": {id: "listEvents", summary: "The org's events after an ID, oldest first: every state change and timeline step of its sandboxes, runtimes, snapshots and template builds, and its credit events",
+		description: eventsDescription, query: eventParams, status: 200, response: apiv1.EventList{}, errors: readErrs},
+	"GET /api/v1/events/stream": {id: "followEvents", summary: "Follow the org's events as server-sent events: those after an ID, then each new one as it commits",
+		description: "Each event is sent as `id: ID`, `event: TYPE`, `data: JSON` (an OrgEvent). A client that reconnects with the Last-Event-ID header (as an EventSource does) resumes after that ID; else after the after parameter (0: from the oldest kept). Filters and scope as GET /api/v1/events.",
+		query:       eventParams, headers: []param{{"Last-Event-ID", "Resume after this event ID (it wins over after).", str, false}},
+		status: 200, response: apiv1.OrgEvent{}, responseType: "text/event-stream", errors: readErrs},
+
 	"POST /api/v1/sandboxes": {id: "createSandbox", summary: "Create a sandbox", description: createDescription,
 		headers: []param{idemKey}, body: apiv1.CreateSandboxRequest{}, bodyRequired: true, status: 201, response: apiv1.Sandbox{},
 		also: map[int]any{200: apiv1.Sandbox{}}, errors: []int{400, 401, 402, 403, 404, 409, 422, 501, 502, 503, 504, 507}},
@@ -373,6 +380,19 @@ var operations = map[string]op{
 			map[string]any{"type": "string", "enum": []any{"org", "user"}}, false}},
 		status: 200, response: apiv1.Secret{}, errors: adminErrs},
 
+	"GET /api/v1/org/{org}/webhooks": {id: "listWebhooks", summary: "The org's webhooks (owners and admins; never their secrets)",
+		status: 200, response: apiv1.WebhookList{}, errors: []int{400, 401, 403, 404}},
+	"POST /api/v1/org/{org}/webhooks": {id: "createWebhook", summary: "Register a URL that gets the org's events as signed POSTs (owners and admins); the secret is answered only here",
+		description: webhooksDescription, body: apiv1.CreateWebhookRequest{}, bodyRequired: true, status: 201, response: apiv1.CreatedWebhook{}, errors: roleErrs},
+	"DELETE /api/v1/org/{org}/webhooks/{webhook}": {id: "deleteWebhook", summary: "Remove a webhook and its deliveries (owners and admins)",
+		status: 200, response: apiv1.Webhook{}, errors: []int{400, 401, 403, 404}},
+	"GET /api/v1/org/{org}/webhooks/{webhook}/deliveries": {id: "listWebhookDeliveries", summary: "A webhook's deliveries, newest event first (owners and admins)",
+		query: []param{{"state", "Only deliveries in this state.", map[string]any{"type": "string", "enum": []any{"queued", "in_progress", "succeeded", "dead_letter"}}, false},
+			{"limit", "At most this many, 1 to 1000 (default 100).", map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}, false}},
+		status: 200, response: apiv1.WebhookDeliveryList{}, errors: []int{400, 401, 403, 404}},
+	"POST /api/v1/org/{org}/webhooks/{webhook}/deliveries/{delivery}/redeliver": {id: "redeliverWebhookDelivery", summary: "Queue a delivery again, due now, with a full set of attempts (owners and admins)",
+		status: 200, response: apiv1.WebhookDelivery{}, errors: roleErrs},
+
 	"GET /api/v1/org/{org}/ws/{workspace}/sessions": {id: "listSessions", summary: "A workspace's agent sessions, oldest first; a project-scoped key sees its runtime's",
 		query:  []param{{"runtime_id", "Only this runtime's sessions.", str, false}, limitParam, cursor},
 		status: 200, response: apiv1.SessionList{}, errors: []int{400, 401, 403, 404}},
@@ -387,6 +407,29 @@ var operations = map[string]op{
 	"POST /api/v1/org/{org}/ws/{workspace}/sessions/{session_id}/messages": {id: "appendSessionMessages", summary: "Append messages to a session's transcript, all or none; the answer holds them numbered",
 		body: apiv1.AppendMessagesRequest{}, bodyRequired: true, status: 201, response: apiv1.SessionMessageList{}, errors: []int{400, 401, 403, 404}},
 }
+
+// eventParams are the filters of the org's events.
+var eventParams = []param{
+	{"after", "Only events after this ID (default 0: from the oldest kept).", map[string]any{"type": "integer", "minimum": 0}, false},
+	{"type", "Only events of these types: a type (sandbox.paused) or a prefix (sandbox.*); repeat the parameter or separate types with commas.", str, true},
+	{"sandbox", "Only the events of this sandbox (its sandboxID or its sbx ID).", str, false},
+	{"project", "Only the events of this project.", str, false},
+	{"limit", "At most this many, 1 to 1000 (default 100; a stream reads up to 1000 at a time).", map[string]any{"type": "integer", "minimum": 1, "maximum": 1000}, false},
+}
+
+const eventsDescription = `Each event has an ID, dense and increasing per org in commit order,
+so a client that reads after the last ID it saw (next) misses none, across restarts of
+serve. The key sees what it reaches, as in every other read: an org-wide key every event;
+a project's key its project's; a member's key its workspaces' (the org's own credit events
+are seen by org-wide keys only). Events are kept for serve --events-retention (default 720h).`
+
+const webhooksDescription = `Each event of the org whose type the webhook names (none: all) is POSTed
+to url as JSON (an OrgEvent) with the headers Sbx-Event-Id, Sbx-Event-Type, Sbx-Delivery-Id and
+Sbx-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>. A 2xx within 10 s
+is success; otherwise the delivery is tried again with exponential backoff (serve
+--webhook-backoff, --webhook-attempts), then it is a dead letter, which redeliver queues again.
+The URL must be http or https, and reach a public address unless the operator allows private
+ones (serve --webhook-private). An org has at most 20 webhooks.`
 
 const secretsDescription = `A secret is the org's (scope org, owners and admins) or the own of the
 member a key acts as (scope user, a member's key only). Its value is

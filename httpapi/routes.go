@@ -27,6 +27,8 @@ func (s *Server) routes() []Route {
 		authed("GET", "/api/v1/me", s.me),
 		authed("GET", "/api/v1/observability/summary", s.summary),
 		authed("POST", "/api/v1/mcp", s.serveMCP),
+		authed("GET", "/api/v1/events", s.listEvents),
+		authed("GET", "/api/v1/events/stream", s.followEvents),
 
 		authed("POST", "/api/v1/sandboxes", s.createSandbox),
 		authed("GET", "/api/v1/sandboxes", s.listSandboxes),
@@ -135,6 +137,11 @@ func (s *Server) routes() []Route {
 		authed("GET", "/api/v1/org/{org}/secrets", s.listSecrets),
 		authed("POST", "/api/v1/org/{org}/secrets", s.setSecret),
 		authed("DELETE", "/api/v1/org/{org}/secrets/{secret}", s.deleteSecret),
+		authed("GET", "/api/v1/org/{org}/webhooks", s.listWebhooks),
+		authed("POST", "/api/v1/org/{org}/webhooks", s.createWebhook),
+		authed("DELETE", "/api/v1/org/{org}/webhooks/{webhook}", s.deleteWebhook),
+		authed("GET", "/api/v1/org/{org}/webhooks/{webhook}/deliveries", s.listDeliveries),
+		authed("POST", "/api/v1/org/{org}/webhooks/{webhook}/deliveries/{delivery}/redeliver", s.redeliver),
 	}
 	for _, a := range agentRoutes {
 		routes = append(routes, authed(a.method, "/api/v1/sandboxes/{id}"+a.pattern, s.agentProxy))

@@ -18,6 +18,7 @@ import (
 	"github.com/sbxdev/sbx/authz"
 	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/e2bapi"
+	"github.com/sbxdev/sbx/events"
 	"github.com/sbxdev/sbx/internal/strictjson"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/mcpserver"
@@ -29,6 +30,7 @@ import (
 	"github.com/sbxdev/sbx/telemetry"
 	"github.com/sbxdev/sbx/tenancy"
 	"github.com/sbxdev/sbx/ui"
+	"github.com/sbxdev/sbx/webhooks"
 )
 
 // Config is what the API needs to know about where it is served.
@@ -51,6 +53,9 @@ type Config struct {
 	// Metrics serves the Prometheus metrics at /metrics to the operator's
 	// key (metrics.go); nil: /metrics is a 404 like any path no route takes.
 	Metrics http.Handler
+	// WebhookPrivate lets webhook URLs name private addresses (serve
+	// --webhook-private).
+	WebhookPrivate bool
 }
 
 // SSHEndpoint is where SSH clients reach serve's SSH gateway, and its host
@@ -75,6 +80,8 @@ type Server struct {
 	tenancy *tenancy.Service // orgs, workspaces, projects, members and keys
 
 	secrets       *secrets.Service      // an org's secrets
+	events        *events.Service       // an org's event log
+	webhooks      *webhooks.Service     // an org's webhooks
 	sshauth       *sshauth.Service      // SSH keys and tokens
 	sessions      *sessions.Service     // a workspace's agent sessions
 	billing       billing.Service       // an org's wallet, prices and top-ups
@@ -94,6 +101,8 @@ func New(mgr *lifecycle.Manager, store Store, cfg Config, clock sbx.Clock, log *
 	s.runtimes = lifecycle.NewRuntimes(mgr, store)
 	s.tenancy = tenancy.New(store, s.policy, clock, lifecycle.NewMembers(mgr, store))
 	s.secrets = secrets.New(store, s.policy, clock)
+	s.events = events.New(store)
+	s.webhooks = webhooks.New(store, clock, cfg.WebhookPrivate)
 	s.sessions = sessions.New(store, s.policy, clock)
 	s.previews = preview.New(store, mgr, clock)
 	s.sshauth = sshauth.New(store, s.policy, mgr, clock)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/sbxdev/sbx/billing"
 	"github.com/sbxdev/sbx/capability"
+	"github.com/sbxdev/sbx/events"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/observability"
 	"github.com/sbxdev/sbx/preview"
@@ -10,6 +11,7 @@ import (
 	"github.com/sbxdev/sbx/sessions"
 	"github.com/sbxdev/sbx/sshauth"
 	"github.com/sbxdev/sbx/tenancy"
+	"github.com/sbxdev/sbx/webhooks"
 )
 
 // Store is what the services under the API read and write of the ledger:
@@ -26,4 +28,6 @@ type Store interface {
 	lifecycle.RuntimeStore // what the runtimes read and write
 	lifecycle.MemberStore  // what the member limit reads and writes
 	preview.Store          // what preview traffic and links read and write
+	events.Store           // what the event log reads
+	webhooks.Store         // what the webhooks service reads and writes
 }

@@ -82,7 +82,11 @@ func topUp(ctx context.Context, tx db, orgID string, micros int64, note string, 
 	}
 	_, err = tx.exec(ctx, `INSERT INTO top_ups (id, org_id, micros, note, created_at) VALUES (?, ?, ?, ?, ?)`,
 		uuid.NewString(), orgID, micros, note, now.UnixMicro())
-	return balance, err
+	if err != nil {
+		return 0, err
+	}
+	return balance, appendOrgEvent(ctx, tx, creditEvent(orgID, sbx.EventCreditsTopUp, now,
+		map[string]any{"micros": micros, "balance": balance, "note": note}))
 }
 
 // Balance answers org's balance in micro-credits.
@@ -222,6 +226,11 @@ func (s *Store) settleRow(ctx context.Context, tx db, sb *sbx.Sandbox, state sbx
 			return Settlement{}, err
 		}
 	}
+	if st.Paid > 0 && st.BalanceAfter == 0 {
+		if err := appendOrgEvent(ctx, tx, exhaustedEvent(st)); err != nil {
+			return Settlement{}, err
+		}
+	}
 	sb.BilledMicros += st.Paid
 	sb.UnbilledNanos, sb.LastSettledAt = b.carry, to
 	return st, nil
@@ -279,7 +288,21 @@ func (s *Store) settleOneStatement(ctx context.Context, sb sbx.Sandbox, now time
 	if id != nil {
 		st.ID = *id
 	}
+	if paid > 0 && balance == 0 {
+		// This settlement took the last credit (only one can: the next
+		// pays nothing). Its event is written just after, not with it:
+		// the settlement is one statement outside a transaction.
+		if err := s.write(ctx, func(tx db) error { return appendOrgEvent(ctx, tx, exhaustedEvent(st)) }); err != nil {
+			return st, err
+		}
+	}
 	return st, nil
+}
+
+// exhaustedEvent is the event of settlement st, which took an org's last
+// credit.
+func exhaustedEvent(st Settlement) sbx.OrgEvent {
+	return creditEvent(st.OrgID, sbx.EventCreditsExhausted, st.To, map[string]any{"balance": 0, "sandbox": st.SandboxID, "micros": st.Paid})
 }
 
 // billingRow reads what a settlement needs of a sandbox.

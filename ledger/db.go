@@ -27,6 +27,9 @@ type db struct {
 	// prepared holds statements prepared on the connection c's transaction
 	// runs on (SQLite's writer), by text; read-only once the store is open.
 	prepared map[string]*sql.Stmt
+	// appended, in a write transaction, is set when it appends an org
+	// event, so that the commit rings the store's bell (events.go).
+	appended *bool
 }
 
 func (d db) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {

@@ -41,6 +41,8 @@ type Store struct {
 
 	prepared map[string]*sql.Stmt // SQLite: hotStatements, prepared on w
 	reads    map[string]*sql.Stmt // SQLite: hotReads, prepared on r
+
+	bell bell // rung after a commit that appended org events (events.go)
 }
 
 // Open opens the ledger at dsn, creating it if needed, and brings its schema
@@ -251,11 +253,18 @@ func (s *Store) writeOnce(ctx context.Context, fn func(db) error) error {
 	if err != nil {
 		return err
 	}
-	if err := fn(db{c: tx, pg: s.pg, prepared: s.prepared}); err != nil {
+	var appended bool
+	if err := fn(db{c: tx, pg: s.pg, prepared: s.prepared, appended: &appended}); err != nil {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if appended {
+		s.bell.ring()
+	}
+	return nil
 }
 
 // Atomically runs fn in one write transaction: every read and write of the

@@ -140,7 +140,7 @@ func (s *Store) CheckOut(ctx context.Context, templateID string, res sbx.Resourc
 				return err
 			}
 		}
-		return insertEvents(ctx, tx, sb.ID, events)
+		return insertEvents(ctx, tx, sb, events)
 	})
 	return sb, old, err
 }

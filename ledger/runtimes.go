@@ -97,8 +97,10 @@ func (s *Store) SetRuntimeConfig(ctx context.Context, orgID, workspaceID, id str
 		if n, _ := res.RowsAffected(); n == 0 {
 			return sbx.Errorf(sbx.ENotFound, "runtime %s not found in this workspace", id)
 		}
-		rt, err = getRuntime(ctx, tx, orgID, workspaceID, id)
-		return err
+		if rt, err = getRuntime(ctx, tx, orgID, workspaceID, id); err != nil {
+			return err
+		}
+		return appendOrgEvent(ctx, tx, runtimeEvent(orgID, workspaceID, rt.ProjectID, id, "runtime.configured", now, map[string]any{}, ""))
 	})
 	return rt, err
 }
@@ -163,6 +165,10 @@ func (s *Store) InsertRuntimeSandbox(ctx context.Context, runtimeID string, once
 			return err
 		}
 		_, err = tx.exec(ctx, `UPDATE runtimes SET sandbox_id = ?, updated_at = ? WHERE id = ?`, sb.ID, sb.CreatedAt.UnixMicro(), runtimeID)
-		return err
+		if err != nil {
+			return err
+		}
+		return appendOrgEvent(ctx, tx, runtimeEvent(sb.OrgID, sb.WorkspaceID, sb.ProjectID, runtimeID, "runtime.started", sb.CreatedAt,
+			map[string]any{"sandboxID": sb.ProviderSandboxID}, sb.ID))
 	})
 }

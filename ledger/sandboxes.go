@@ -104,7 +104,7 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 	if err := insertMounts(ctx, tx, sb); err != nil {
 		return err
 	}
-	return insertEvents(ctx, tx, sb.ID, events)
+	return insertEvents(ctx, tx, sb, events)
 }
 
 // GetSandbox finds a sandbox of org by its sbx UUID or its provider sandbox ID.
@@ -174,7 +174,18 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 		if err != nil {
 			return err
 		}
-		return insertEvents(ctx, tx, sb.ID, events)
+		if sb.State == sbx.StatePaused && before.State != sbx.StatePaused && sb.PauseReason == sbx.PauseInsufficientCredits {
+			err := appendOrgEvent(ctx, tx, sbx.OrgEvent{OrgID: sb.OrgID, At: sb.UpdatedAt, Type: sbx.EventCreditsPaused,
+				WorkspaceID: sb.WorkspaceID, ProjectID: sb.ProjectID, SandboxID: sb.ID, Subject: sb.ProviderSandboxID,
+				Data: sbx.EventData(map[string]any{"sandboxID": sb.ProviderSandboxID, "pauseReason": string(sb.PauseReason)})})
+			if err != nil {
+				return err
+			}
+		}
+		if err := runtimeStatusEvent(ctx, tx, before, sb); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, sb, events)
 	})
 	return sb, err
 }
@@ -284,7 +295,13 @@ func (s *Store) NextExpiry(ctx context.Context) (time.Time, error) {
 // AddEvents appends steps to a sandbox's timeline that change nothing else
 // (what serve did inside it, such as materializing capabilities).
 func (s *Store) AddEvents(ctx context.Context, sandboxID string, events ...sbx.Event) error {
-	return s.write(ctx, func(tx db) error { return insertEvents(ctx, tx, sandboxID, events) })
+	return s.write(ctx, func(tx db) error {
+		sb, err := s.getSandbox(ctx, tx, "", sandboxID, false)
+		if err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, sb, events)
+	})
 }
 
 // Events returns a sandbox's timeline, oldest first.
@@ -307,10 +324,15 @@ func (s *Store) Events(ctx context.Context, sandboxID string) ([]sbx.Event, erro
 	return out, rows.Err()
 }
 
-func insertEvents(ctx context.Context, tx db, sandboxID string, events []sbx.Event) error {
+// insertEvents appends steps to sb's timeline and, each as an event of
+// type sandbox.<step>, to its org's event log (events.go).
+func insertEvents(ctx context.Context, tx db, sb sbx.Sandbox, events []sbx.Event) error {
 	for _, e := range events {
 		if _, err := tx.exec(ctx, `INSERT INTO sandbox_events (sandbox_id, at, step, detail) VALUES (?, ?, ?, ?)`,
-			sandboxID, e.At.UnixMicro(), e.Step, e.Detail); err != nil {
+			sb.ID, e.At.UnixMicro(), e.Step, e.Detail); err != nil {
+			return err
+		}
+		if err := appendOrgEvent(ctx, tx, sandboxEvent(sb, e)); err != nil {
 			return err
 		}
 	}

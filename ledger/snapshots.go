@@ -42,7 +42,10 @@ func (s *Store) InsertSnapshot(ctx context.Context, sn sbx.Snapshot) error {
 			sn.Resources.MilliCPU, sn.Resources.MemoryMB, sn.Resources.DiskMB, string(env), handle,
 			s.seal.Seal(sn.AccessToken, snapshotTokenContext(sn.ID, sn.OrgID)), sn.Diagnostic, sn.CreatedAt.UnixMicro(),
 			micros(sn.ReadyAt), micros(sn.DeletedAt), sn.BilledMicros, sn.UnbilledNanos, sn.CreatedAt.UnixMicro())
-		return err
+		if err != nil {
+			return err
+		}
+		return appendOrgEvent(ctx, tx, snapshotEvent(sn, sn.CreatedAt))
 	})
 }
 
@@ -87,7 +90,10 @@ func (s *Store) UpdateSnapshot(ctx context.Context, id string, now time.Time, fn
 			diagnostic = ?, ready_at = ?, deleted_at = ?, billed_micros = ?, unbilled_nanos = ?, last_settled_at = ? WHERE id = ?`,
 			sn.TemplateVersion, string(sn.State), sn.SizeBytes, sn.Paused.Microseconds(), handle, sn.Diagnostic,
 			micros(sn.ReadyAt), micros(sn.DeletedAt), sn.BilledMicros, sn.UnbilledNanos, sn.LastSettledAt.UnixMicro(), sn.ID)
-		return err
+		if err != nil || sn.State == before.State {
+			return err
+		}
+		return appendOrgEvent(ctx, tx, snapshotEvent(sn, now))
 	})
 	return sn, err
 }

@@ -42,7 +42,10 @@ func (s *Store) InsertTemplateBuild(ctx context.Context, t sbx.ProjectTemplate, 
 		}
 		_, err = tx.exec(ctx, `INSERT INTO template_builds (`+buildColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)`,
 			b.ID, b.TemplateID, b.OrgID, string(b.State), b.Step, b.Steps, b.SandboxID, b.Version, b.Error, b.CreatedAt.UnixMicro())
-		return err
+		if err != nil {
+			return err
+		}
+		return buildEvent(ctx, tx, b, b.CreatedAt)
 	})
 }
 
@@ -158,12 +161,16 @@ func (s *Store) UpdateTemplateBuild(ctx context.Context, id string, fn func(*sbx
 		if b.State == sbx.BuildReady || b.State == sbx.BuildFailed {
 			return sbx.Errorf(sbx.EConflict, "build %s has ended (%s)", id, b.State)
 		}
+		before := b.State
 		if err := fn(&b); err != nil {
 			return err
 		}
 		_, err = tx.exec(ctx, `UPDATE template_builds SET state = ?, step = ?, steps = ?, sandbox_id = ?, version = ?, error = ?, started_at = ?, finished_at = ? WHERE id = ?`,
 			string(b.State), b.Step, b.Steps, b.SandboxID, b.Version, b.Error, micros0(b.StartedAt), micros0(b.FinishedAt), id)
-		return err
+		if err != nil || b.State == before {
+			return err
+		}
+		return buildEvent(ctx, tx, b, buildChangedAt(b))
 	})
 	return b, err
 }
@@ -225,6 +232,18 @@ func scanBuild(row scanner) (sbx.TemplateBuild, error) {
 
 // micros0 and from0 are micros and fromMicros for columns where 0, not
 // NULL, is the zero time.
+// buildChangedAt is when build b last changed state, as far as its row
+// says: when it finished, else started, else was made.
+func buildChangedAt(b sbx.TemplateBuild) time.Time {
+	switch {
+	case !b.FinishedAt.IsZero():
+		return b.FinishedAt
+	case !b.StartedAt.IsZero():
+		return b.StartedAt
+	}
+	return b.CreatedAt
+}
+
 func micros0(t time.Time) int64 {
 	if t.IsZero() {
 		return 0

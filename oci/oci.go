@@ -91,14 +91,23 @@ func (r *Registries) Options(ctx context.Context, a Auth) []remote.Option {
 }
 
 // guarded is an HTTP transport whose dialer refuses addresses that are not
-// public, but for the private registries. The address is checked as
-// dialled, after the name is resolved, so DNS cannot be used to slip by.
+// public, but for the private registries (GuardedDial).
 func (r *Registries) guarded() http.RoundTripper {
 	t := remote.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil // a proxy would dial for us, unchecked
-	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-		if !r.private(addr) {
+	t.DialContext = GuardedDial(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, r.private)
+	return t
+}
+
+// GuardedDial is a DialContext that refuses addresses that are not Public,
+// but for those allowed says (given host:port as dialled) may be any
+// address. The address is checked as dialled, after the name is resolved,
+// so DNS cannot be used to slip by. What reaches a URL a tenant gives (a
+// registry, a webhook) dials with it, with no proxy.
+func GuardedDial(d *net.Dialer, allowed func(addr string) bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := *d
+		if allowed == nil || !allowed(addr) {
 			d.Control = func(_, address string, _ syscall.RawConn) error {
 				ap, err := netip.ParseAddrPort(address)
 				if err != nil {
@@ -112,7 +121,6 @@ func (r *Registries) guarded() http.RoundTripper {
 		}
 		return d.DialContext(ctx, network, addr)
 	}
-	return t
 }
 
 // private reports whether addr (host:port as dialled) is a registry the

@@ -24,6 +24,7 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/docker"
 	"github.com/sbxdev/sbx/e2b"
+	"github.com/sbxdev/sbx/events"
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/hostserve"
 	"github.com/sbxdev/sbx/internal/seal"
@@ -34,6 +35,7 @@ import (
 	"github.com/sbxdev/sbx/opensandbox"
 	"github.com/sbxdev/sbx/sshgate"
 	"github.com/sbxdev/sbx/ui"
+	"github.com/sbxdev/sbx/webhooks"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 )
@@ -49,10 +51,15 @@ type Config struct {
 	// AlsoProviders are providers run beside the default, which a create
 	// may name ("local", "docker").
 	AlsoProviders  []string
-	MaxTimeout     time.Duration     // default 24h
-	HibernateAfter time.Duration     // idle policy: hibernate sandboxes paused this long; 0 never
-	MaxForks       int               // the most children one fork makes; 0: lifecycle's default (16)
-	MeterInterval  time.Duration     // how often running and paused sandboxes are settled; default 10s
+	MaxTimeout     time.Duration // default 24h
+	HibernateAfter time.Duration // idle policy: hibernate sandboxes paused this long; 0 never
+	MaxForks       int           // the most children one fork makes; 0: lifecycle's default (16)
+	MeterInterval  time.Duration // how often running and paused sandboxes are settled; default 10s
+	// EventsRetention is how long org events are kept; 0: events.DefaultRetention.
+	EventsRetention time.Duration
+	// Webhooks is how webhook deliveries are sent (backoff, attempts, and
+	// whether receivers may be at private addresses).
+	Webhooks       webhooks.DispatchConfig
 	InitialCredits int64             // micro-credits the org made at first start gets; default DefaultInitialCredits
 	Local          LocalConfig       // the local gVisor provider, set up when it is the default provider
 	Docker         DockerConfig      // the docker provider, set up when it runs
@@ -267,19 +274,23 @@ func Run(ctx context.Context, cfg Config) error {
 		console = ui.Handler()
 	}
 	api := httpapi.New(mgr, store, httpapi.Config{PublicURL: cfg.PublicURL, Domain: cfg.Domain, HostMemoryMB: hostMemoryMB(),
-		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, SSH: sshEndpoint, UI: console, NoVNCDir: cfg.NoVNCDir, Metrics: metrics}, cfg.Clock, log)
+		Engines: engines, KYCWebhookSecret: cfg.KYCWebhookSecret, WebhookPrivate: cfg.Webhooks.Private, SSH: sshEndpoint, UI: console, NoVNCDir: cfg.NoVNCDir, Metrics: metrics}, cfg.Clock, log)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 
 	background := lifecycle.NewLoops(mgr, store) // the meter, the reaper and the pools' refill, while this serve leads
+	dispatcher := webhooks.NewDispatcher(store, cfg.Webhooks, cfg.Clock, log)
 	loops, stopLoops := context.WithCancel(context.Background())
 	led, watched := make(chan struct{}), make(chan struct{})
 	go func() {
 		store.Lead(loops, loopsLock, 2*time.Second, func(ctx context.Context) {
 			log.Info("running the meter, the reaper and the warm pools' refill")
+			log.Info("running the webhooks' dispatcher and the events' retention")
 			var wg sync.WaitGroup
 			wg.Go(func() { background.RunReaper(ctx) })
 			wg.Go(func() { background.RunMeter(ctx, cfg.MeterInterval) })
 			wg.Go(func() { background.RunPools(ctx, 10*time.Second) })
+			wg.Go(func() { dispatcher.Run(ctx) })
+			wg.Go(func() { events.RunRetention(ctx, store, cfg.EventsRetention, cfg.Clock, log) })
 			wg.Wait()
 		})
 		close(led)
@@ -412,6 +423,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = sbx.SystemClock{}
+	}
+	if cfg.EventsRetention <= 0 {
+		cfg.EventsRetention = events.DefaultRetention
 	}
 	if cfg.MeterInterval == 0 {
 		cfg.MeterInterval = lifecycle.DefaultMeterInterval

@@ -61,7 +61,7 @@ type rule struct {
 // services are the application layer's packages (add a new one here):
 // every surface calls them, and they reach the ledger through Store
 // interfaces of their own.
-var services = []string{"tenancy", "secrets", "sessions", "billing", "observability", "preview", "sshauth"}
+var services = []string{"tenancy", "secrets", "sessions", "billing", "observability", "preview", "sshauth", "events", "webhooks"}
 
 func init() {
 	for _, s := range services {

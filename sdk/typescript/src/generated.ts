@@ -361,6 +361,15 @@ export interface CreateVolumeRequest {
   sizeMB: number;
 }
 
+export interface CreateWebhookRequest {
+  /** The signing secret, 16 to 256 bytes; empty: one is made (whsec_…) and answered once. */
+  secret?: string;
+  /** Event types (sandbox.paused) or prefixes (sandbox.*), at most 50; empty: every type. */
+  types?: string[];
+  /** An http or https URL, at most 2048 bytes; unless the operator allows private addresses, it must resolve to public ones. */
+  url: string;
+}
+
 export interface CreateWorkspaceRequest {
   name: string;
 }
@@ -377,6 +386,12 @@ export interface CreatedOrg {
   /** The owner key's secret, shown once. */
   secret: string;
   workspace: Workspace;
+}
+
+export interface CreatedWebhook {
+  /** The signing secret: Sbx-Signature is t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>. Shown only here. */
+  secret: string;
+  webhook: Webhook;
 }
 
 export interface Credits {
@@ -448,6 +463,12 @@ export interface Event {
   at: string;
   detail?: string;
   step: string;
+}
+
+export interface EventList {
+  items: OrgEvent[];
+  /** The ID to give as after for the next read: the last item's, or after itself when there is none. */
+  next: number;
 }
 
 export interface ExecuteCodeRequest {
@@ -617,6 +638,24 @@ export interface Org {
   kyc_status: "unverified" | "pending" | "verified";
   name: string;
   plan: Plan;
+}
+
+export interface OrgEvent {
+  at: string;
+  /** The event's detail: a small JSON object (step, state, detail, pauseReason, …). */
+  data: Record<string, unknown>;
+  /** The event's ID: dense and increasing per org, in commit order. Read or follow with after=ID (or Last-Event-ID) to resume after it. */
+  id: number;
+  orgID: string;
+  projectID?: string;
+  /** The sbx ID (UUID) of the sandbox the event is about, if any. */
+  sandbox?: string;
+  /** The ID of what changed: a sandbox's provider sandbox ID, a runtime's, a snapshot's or a build's ID. */
+  subject?: string;
+  /** sandbox.<step> (a sandbox's timeline step: creating, ready, pausing, paused, resuming, resumed, killing, killed, failed, …), runtime.<status> (running, paused, idle), runtime.started, runtime.configured, snapshot.<state>, template_build.<state>, credits.top_up, credits.exhausted, credits.auto_paused. */
+  type: string;
+  /** Absent for the org's own events (credits). */
+  workspaceID?: string;
 }
 
 export interface OrgList {
@@ -1434,6 +1473,41 @@ export interface WarmPoolList {
   items: WarmPool[];
 }
 
+export interface Webhook {
+  created_at: string;
+  /** The ID of the last event queued for it. */
+  cursor: number;
+  id: string;
+  /** The event types it gets (a type or a prefix such as sandbox.*); empty: all. */
+  types: string[];
+  url: string;
+}
+
+export interface WebhookDelivery {
+  attempts: number;
+  created_at: string;
+  event_id: number;
+  event_type: string;
+  id: string;
+  /** Why the last attempt failed. */
+  last_error?: string;
+  /** The receiver's HTTP status at the last attempt. */
+  last_status?: number;
+  /** When a queued delivery is next tried. */
+  next_attempt_at: string;
+  state: "queued" | "in_progress" | "succeeded" | "dead_letter";
+  updated_at: string;
+  webhook_id: string;
+}
+
+export interface WebhookDeliveryList {
+  items: WebhookDelivery[];
+}
+
+export interface WebhookList {
+  items: Webhook[];
+}
+
 export interface Workspace {
   created_at: string;
   id: string;
@@ -1492,6 +1566,7 @@ export const operations = {
   createSnapshot: { method: "POST", path: "/api/v1/sandboxes/{id}/snapshots", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "CreateSnapshotRequest", responseType: "application/json", responseSchema: "Snapshot", summary: "Capture a running or paused sandbox as a snapshot; it goes on as it was" },
   createTemplate: { method: "POST", path: "/api/v1/templates", pathParams: [], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "CreateTemplateRequest", responseType: "application/json", responseSchema: "TemplateBuild", summary: "Build a template of the key's project from a recipe, in a sandbox" },
   createVolume: { method: "POST", path: "/api/v1/volumes", pathParams: [], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "CreateVolumeRequest", responseType: "application/json", responseSchema: "Volume", summary: "Make a volume with a size cap in a project" },
+  createWebhook: { method: "POST", path: "/api/v1/org/{org}/webhooks", pathParams: ["org"], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "CreateWebhookRequest", responseType: "application/json", responseSchema: "CreatedWebhook", summary: "Register a URL that gets the org's events as signed POSTs (owners and admins); the secret is answered only here" },
   createWorkspace: { method: "POST", path: "/api/v1/org/{org}/workspaces", pathParams: ["org"], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "CreateWorkspaceRequest", responseType: "application/json", responseSchema: "Workspace", summary: "Create a workspace with a project named default (owners and admins); a member's key joins it" },
   deleteCapability: { method: "DELETE", path: "/api/v1/org/{org}/capabilities/{name}/{version}", pathParams: ["org","name","version"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "Capability", summary: "Remove a version from the org's inventory (owners and admins); a 409 names the bindings that use it" },
   deleteCodeContext: { method: "DELETE", path: "/api/v1/sandboxes/{id}/code/contexts/{ctx}", pathParams: ["id","ctx"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: null, responseSchema: null, summary: "Delete a code context: its kernel ends" },
@@ -1501,11 +1576,13 @@ export const operations = {
   deleteTemplate: { method: "DELETE", path: "/api/v1/templates/{template}", pathParams: ["template"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: null, responseSchema: null, summary: "Delete a template, every version of it, and its ready snapshot (the server's own: the operator's)" },
   deleteVolume: { method: "DELETE", path: "/api/v1/volumes/{volume}", pathParams: ["volume"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "Volume", summary: "Delete a volume and its data; a 409 names the sandboxes that mount it" },
   deleteWarmPool: { method: "DELETE", path: "/api/v1/admin/template-warm-pools/{template}", pathParams: ["template"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: null, responseSchema: null, summary: "Delete a template's warm pool and kill its waiting members (the operator's)" },
+  deleteWebhook: { method: "DELETE", path: "/api/v1/org/{org}/webhooks/{webhook}", pathParams: ["org","webhook"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "Webhook", summary: "Remove a webhook and its deliveries (owners and admins)" },
   desktopScreenshot: { method: "GET", path: "/api/v1/sandboxes/{id}/desktop/screenshot", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "image/png", responseSchema: null, summary: "A PNG of the sandbox's desktop, for agents that drive it" },
   desktopSocket: { method: "GET", path: "/api/v1/sandboxes/{id}/desktop/websockify", pathParams: ["id"], queryParams: ["sbx_token","view_only"], headerParams: [], bodyType: null, bodySchema: null, responseType: null, responseSchema: null, summary: "A WebSocket to the sandbox's VNC server (binary messages, RFB), as noVNC speaks it" },
   desktopViewer: { method: "GET", path: "/api/v1/sandboxes/{id}/desktop", pathParams: ["id"], queryParams: ["sbx_token","view_only"], headerParams: [], bodyType: null, bodySchema: null, responseType: "text/html", responseSchema: null, summary: "A noVNC viewer of the sandbox's desktop (a desktop template's VNC server on port 5900), as an HTML page" },
   dropReadyTemplate: { method: "DELETE", path: "/api/v1/admin/templates/{template}/ready", pathParams: ["template"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: null, responseSchema: null, summary: "Delete a template's ready snapshot: its creates boot again (the operator's)" },
   executeCode: { method: "POST", path: "/api/v1/sandboxes/{id}/code/execute", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "ExecuteCodeRequest", responseType: "application/x-ndjson", responseSchema: "CodeEvent", summary: "Run code in a code context and stream what it gives: output, results as MIME bundles, an error, and the end" },
+  followEvents: { method: "GET", path: "/api/v1/events/stream", pathParams: [], queryParams: ["after","type","sandbox","project","limit"], headerParams: ["Last-Event-ID"], bodyType: null, bodySchema: null, responseType: "text/event-stream", responseSchema: "OrgEvent", summary: "Follow the org's events as server-sent events: those after an ID, then each new one as it commits" },
   followSandboxLogs: { method: "GET", path: "/api/v1/sandboxes/{id}/logs/stream", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/x-ndjson", responseSchema: "LogLine", summary: "Follow the sandbox's log: every line so far, then each new line as it comes" },
   forkSandbox: { method: "POST", path: "/api/v1/sandboxes/{id}/fork", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "ForkRequest", responseType: "application/json", responseSchema: "ForkResult", summary: "Make count running children of a running sandbox, each with its memory, processes and files" },
   getCommand: { method: "GET", path: "/api/v1/sandboxes/{id}/commands/{ref}", pathParams: ["id","ref"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "CommandInfo", summary: "A command by PID or tag" },
@@ -1524,6 +1601,7 @@ export const operations = {
   kycWebhook: { method: "POST", path: "/api/v1/kyc/webhook", pathParams: [], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "KYCEvent", responseType: "application/json", responseSchema: "KYCResult", summary: "An outside KYC service reports the verification state of an org or a user" },
   listCodeContexts: { method: "GET", path: "/api/v1/sandboxes/{id}/code/contexts", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "CodeContextList", summary: "The sandbox's code contexts" },
   listCommands: { method: "GET", path: "/api/v1/sandboxes/{id}/commands", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "CommandList", summary: "Running commands and PTYs, and recently ended ones" },
+  listEvents: { method: "GET", path: "/api/v1/events", pathParams: [], queryParams: ["after","type","sandbox","project","limit"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "EventList", summary: "The org's events after an ID, oldest first: every state change and timeline step of its sandboxes, runtimes, snapshots and template builds, and its credit events" },
   listFiles: { method: "GET", path: "/api/v1/sandboxes/{id}/files/list", pathParams: ["id"], queryParams: ["path","depth"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "EntryList", summary: "A directory's entries to a depth, sorted by path" },
   listKeys: { method: "GET", path: "/api/v1/org/{org}/keys", pathParams: ["org"], queryParams: ["limit","cursor"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "APIKeyList", summary: "The org's API keys, revoked ones included (never their secrets)" },
   listMembers: { method: "GET", path: "/api/v1/org/{org}/ws/{workspace}/members", pathParams: ["org","workspace"], queryParams: ["limit","cursor"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "MemberList", summary: "A workspace's members, by when they joined (for keys that reach the workspace)" },
@@ -1544,6 +1622,8 @@ export const operations = {
   listVolumeFiles: { method: "GET", path: "/api/v1/volumes/{volume}/files/list", pathParams: ["volume"], queryParams: ["path"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "EntryList", summary: "A volume's directory, without a sandbox" },
   listVolumes: { method: "GET", path: "/api/v1/volumes", pathParams: [], queryParams: ["limit","cursor"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "VolumeList", summary: "The volumes the key reaches, newest first" },
   listWarmPools: { method: "GET", path: "/api/v1/admin/template-warm-pools", pathParams: [], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "WarmPoolList", summary: "Every template's warm pool and what it holds (the operator's)" },
+  listWebhookDeliveries: { method: "GET", path: "/api/v1/org/{org}/webhooks/{webhook}/deliveries", pathParams: ["org","webhook"], queryParams: ["state","limit"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "WebhookDeliveryList", summary: "A webhook's deliveries, newest event first (owners and admins)" },
+  listWebhooks: { method: "GET", path: "/api/v1/org/{org}/webhooks", pathParams: ["org"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "WebhookList", summary: "The org's webhooks (owners and admins; never their secrets)" },
   listWorkspaces: { method: "GET", path: "/api/v1/org/{org}/workspaces", pathParams: ["org"], queryParams: ["limit","cursor"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "WorkspaceList", summary: "The workspaces the key reaches (a member's key its user's, a project's key its project's), oldest first" },
   makeDir: { method: "POST", path: "/api/v1/sandboxes/{id}/files/mkdir", pathParams: ["id"], queryParams: ["user"], headerParams: [], bodyType: "application/json", bodySchema: "PathRequest", responseType: "application/json", responseSchema: "EntryInfo", summary: "Make a directory and its parents (200 when it already exists)" },
   mcp: { method: "POST", path: "/api/v1/mcp", pathParams: [], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: null, responseType: "application/json", responseSchema: null, summary: "The Model Context Protocol (streamable HTTP): sbx's tools for AI agents, as the key's caller" },
@@ -1564,6 +1644,7 @@ export const operations = {
   readFile: { method: "GET", path: "/api/v1/sandboxes/{id}/files", pathParams: ["id"], queryParams: ["path"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/octet-stream", responseSchema: null, summary: "A file's bytes, streamed" },
   readVolumeFile: { method: "GET", path: "/api/v1/volumes/{volume}/files", pathParams: ["volume"], queryParams: ["path"], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/octet-stream", responseSchema: null, summary: "A volume's file, without a sandbox" },
   readyTemplate: { method: "GET", path: "/api/v1/admin/templates/{template}/ready", pathParams: ["template"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "ReadyTemplate", summary: "Where a template's ready snapshot stands (the operator's)" },
+  redeliverWebhookDelivery: { method: "POST", path: "/api/v1/org/{org}/webhooks/{webhook}/deliveries/{delivery}/redeliver", pathParams: ["org","webhook","delivery"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "WebhookDelivery", summary: "Queue a delivery again, due now, with a full set of attempts (owners and admins)" },
   refreshSandbox: { method: "POST", path: "/api/v1/sandboxes/{id}/refreshes", pathParams: ["id"], queryParams: [], headerParams: [], bodyType: "application/json", bodySchema: "RefreshRequest", responseType: "application/json", responseSchema: "Sandbox", summary: "Keep a running sandbox alive for at least duration more seconds (never shortens)" },
   removeFile: { method: "DELETE", path: "/api/v1/sandboxes/{id}/files", pathParams: ["id"], queryParams: ["path"], headerParams: [], bodyType: null, bodySchema: null, responseType: null, responseSchema: null, summary: "Remove a file or a directory, recursively" },
   removeMember: { method: "DELETE", path: "/api/v1/org/{org}/ws/{workspace}/members/{member}", pathParams: ["org","workspace","member"], queryParams: [], headerParams: [], bodyType: null, bodySchema: null, responseType: "application/json", responseSchema: "MemberChange", summary: "Remove a member from a workspace (owners and admins of it); back within the member limit, what it paused resumes" },
@@ -1850,6 +1931,18 @@ export interface Operations {
     bodyRequired: true;
     response: Volume;
   };
+  /** POST /api/v1/org/{org}/webhooks: Register a URL that gets the org's events as signed POSTs (owners and admins); the secret is answered only here */
+  createWebhook: {
+    path: {
+      /** The org's ID or name. Under /org/ any org but the caller's is not found; under /admin/ (the operator's routes) it is any org. */
+      org: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: CreateWebhookRequest;
+    bodyRequired: true;
+    response: CreatedWebhook;
+  };
   /** POST /api/v1/org/{org}/workspaces: Create a workspace with a project named default (owners and admins); a member's key joins it */
   createWorkspace: {
     path: {
@@ -1965,6 +2058,19 @@ export interface Operations {
     bodyRequired: false;
     response: void;
   };
+  /** DELETE /api/v1/org/{org}/webhooks/{webhook}: Remove a webhook and its deliveries (owners and admins) */
+  deleteWebhook: {
+    path: {
+      /** The org's ID or name. Under /org/ any org but the caller's is not found; under /admin/ (the operator's routes) it is any org. */
+      org: string;
+      webhook: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    bodyRequired: false;
+    response: Webhook;
+  };
   /** GET /api/v1/sandboxes/{id}/desktop/screenshot: A PNG of the sandbox's desktop, for agents that drive it */
   desktopScreenshot: {
     path: {
@@ -2032,6 +2138,29 @@ export interface Operations {
     headers: Record<string, never>;
     body: ExecuteCodeRequest;
     bodyRequired: true;
+    response: Response;
+  };
+  /** GET /api/v1/events/stream: Follow the org's events as server-sent events: those after an ID, then each new one as it commits */
+  followEvents: {
+    path: Record<string, never>;
+    query: {
+      /** Only events after this ID (default 0: from the oldest kept). */
+      after?: number;
+      /** Only events of these types: a type (sandbox.paused) or a prefix (sandbox.*); repeat the parameter or separate types with commas. */
+      type?: string[];
+      /** Only the events of this sandbox (its sandboxID or its sbx ID). */
+      sandbox?: string;
+      /** Only the events of this project. */
+      project?: string;
+      /** At most this many, 1 to 1000 (default 100; a stream reads up to 1000 at a time). */
+      limit?: number;
+    };
+    headers: {
+      /** Resume after this event ID (it wins over after). */
+      "Last-Event-ID"?: string;
+    };
+    body: never;
+    bodyRequired: false;
     response: Response;
   };
   /** GET /api/v1/sandboxes/{id}/logs/stream: Follow the sandbox's log: every line so far, then each new line as it comes */
@@ -2262,6 +2391,26 @@ export interface Operations {
     body: never;
     bodyRequired: false;
     response: CommandList;
+  };
+  /** GET /api/v1/events: The org's events after an ID, oldest first: every state change and timeline step of its sandboxes, runtimes, snapshots and template builds, and its credit events */
+  listEvents: {
+    path: Record<string, never>;
+    query: {
+      /** Only events after this ID (default 0: from the oldest kept). */
+      after?: number;
+      /** Only events of these types: a type (sandbox.paused) or a prefix (sandbox.*); repeat the parameter or separate types with commas. */
+      type?: string[];
+      /** Only the events of this sandbox (its sandboxID or its sbx ID). */
+      sandbox?: string;
+      /** Only the events of this project. */
+      project?: string;
+      /** At most this many, 1 to 1000 (default 100; a stream reads up to 1000 at a time). */
+      limit?: number;
+    };
+    headers: Record<string, never>;
+    body: never;
+    bodyRequired: false;
+    response: EventList;
   };
   /** GET /api/v1/sandboxes/{id}/files/list: A directory's entries to a depth, sorted by path */
   listFiles: {
@@ -2574,6 +2723,36 @@ export interface Operations {
     bodyRequired: false;
     response: WarmPoolList;
   };
+  /** GET /api/v1/org/{org}/webhooks/{webhook}/deliveries: A webhook's deliveries, newest event first (owners and admins) */
+  listWebhookDeliveries: {
+    path: {
+      /** The org's ID or name. Under /org/ any org but the caller's is not found; under /admin/ (the operator's routes) it is any org. */
+      org: string;
+      webhook: string;
+    };
+    query: {
+      /** Only deliveries in this state. */
+      state?: "queued" | "in_progress" | "succeeded" | "dead_letter";
+      /** At most this many, 1 to 1000 (default 100). */
+      limit?: number;
+    };
+    headers: Record<string, never>;
+    body: never;
+    bodyRequired: false;
+    response: WebhookDeliveryList;
+  };
+  /** GET /api/v1/org/{org}/webhooks: The org's webhooks (owners and admins; never their secrets) */
+  listWebhooks: {
+    path: {
+      /** The org's ID or name. Under /org/ any org but the caller's is not found; under /admin/ (the operator's routes) it is any org. */
+      org: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    bodyRequired: false;
+    response: WebhookList;
+  };
   /** GET /api/v1/org/{org}/workspaces: The workspaces the key reaches (a member's key its user's, a project's key its project's), oldest first */
   listWorkspaces: {
     path: {
@@ -2844,6 +3023,20 @@ export interface Operations {
     body: never;
     bodyRequired: false;
     response: ReadyTemplate;
+  };
+  /** POST /api/v1/org/{org}/webhooks/{webhook}/deliveries/{delivery}/redeliver: Queue a delivery again, due now, with a full set of attempts (owners and admins) */
+  redeliverWebhookDelivery: {
+    path: {
+      /** The org's ID or name. Under /org/ any org but the caller's is not found; under /admin/ (the operator's routes) it is any org. */
+      org: string;
+      webhook: string;
+      delivery: string;
+    };
+    query: Record<string, never>;
+    headers: Record<string, never>;
+    body: never;
+    bodyRequired: false;
+    response: WebhookDelivery;
   };
   /** POST /api/v1/sandboxes/{id}/refreshes: Keep a running sandbox alive for at least duration more seconds (never shortens) */
   refreshSandbox: {

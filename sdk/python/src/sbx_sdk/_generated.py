@@ -41,9 +41,11 @@ __all__ = [
     'CreateSnapshotRequest',
     'CreateTemplateRequest',
     'CreateVolumeRequest',
+    'CreateWebhookRequest',
     'CreateWorkspaceRequest',
     'CreatedKey',
     'CreatedOrg',
+    'CreatedWebhook',
     'Credits',
     'DiskStatus',
     'Egress',
@@ -53,6 +55,7 @@ __all__ = [
     'EntryList',
     'Error',
     'Event',
+    'EventList',
     'ExecuteCodeRequest',
     'FieldError',
     'FileEvent',
@@ -76,6 +79,7 @@ __all__ = [
     'Named',
     'NewSessionMessage',
     'Org',
+    'OrgEvent',
     'OrgList',
     'OrgUsage',
     'PathRequest',
@@ -158,6 +162,10 @@ __all__ = [
     'VolumeMount',
     'WarmPool',
     'WarmPoolList',
+    'Webhook',
+    'WebhookDelivery',
+    'WebhookDeliveryList',
+    'WebhookList',
     'Workspace',
     'WorkspaceList',
     'multipartUpload',
@@ -635,6 +643,21 @@ class CreateVolumeRequest(_CreateVolumeRequestRequired, total=False):
     projectID: str
 
 
+class _CreateWebhookRequestRequired(TypedDict):
+    # An http or https URL, at most 2048 bytes; unless the operator allows
+    # private addresses, it must resolve to public ones.
+    url: str
+
+
+class CreateWebhookRequest(_CreateWebhookRequestRequired, total=False):
+    # The signing secret, 16 to 256 bytes; empty: one is made (whsec_…) and
+    # answered once.
+    secret: str
+    # Event types (sandbox.paused) or prefixes (sandbox.*), at most 50; empty:
+    # every type.
+    types: List[str]
+
+
 class CreateWorkspaceRequest(TypedDict):
     name: str
 
@@ -651,6 +674,13 @@ class CreatedOrg(TypedDict):
     # The owner key's secret, shown once.
     secret: str
     workspace: Workspace
+
+
+class CreatedWebhook(TypedDict):
+    # The signing secret: Sbx-Signature is t=<unix seconds>,v1=<hex
+    # HMAC-SHA256(secret, "<t>.<body>")>. Shown only here.
+    secret: str
+    webhook: Webhook
 
 
 class Credits(TypedDict):
@@ -741,6 +771,13 @@ class _EventRequired(TypedDict):
 
 class Event(_EventRequired, total=False):
     detail: str
+
+
+class EventList(TypedDict):
+    items: List[OrgEvent]
+    # The ID to give as after for the next read: the last item's, or after
+    # itself when there is none.
+    next: int
 
 
 class _ExecuteCodeRequestRequired(TypedDict):
@@ -948,6 +985,34 @@ class Org(TypedDict):
     kyc_status: Literal["unverified", "pending", "verified"]
     name: str
     plan: Plan
+
+
+class _OrgEventRequired(TypedDict):
+    at: str
+    # The event's detail: a small JSON object (step, state, detail,
+    # pauseReason, …).
+    data: Dict[str, Any]
+    # The event's ID: dense and increasing per org, in commit order. Read or
+    # follow with after=ID (or Last-Event-ID) to resume after it.
+    id: int
+    orgID: str
+    # sandbox.<step> (a sandbox's timeline step: creating, ready, pausing,
+    # paused, resuming, resumed, killing, killed, failed, …), runtime.<status>
+    # (running, paused, idle), runtime.started, runtime.configured,
+    # snapshot.<state>, template_build.<state>, credits.top_up,
+    # credits.exhausted, credits.auto_paused.
+    type: str
+
+
+class OrgEvent(_OrgEventRequired, total=False):
+    projectID: str
+    # The sbx ID (UUID) of the sandbox the event is about, if any.
+    sandbox: str
+    # The ID of what changed: a sandbox's provider sandbox ID, a runtime's, a
+    # snapshot's or a build's ID.
+    subject: str
+    # Absent for the org's own events (credits).
+    workspaceID: str
 
 
 class _OrgListRequired(TypedDict):
@@ -1945,6 +2010,45 @@ class WarmPoolList(TypedDict):
     items: List[WarmPool]
 
 
+class Webhook(TypedDict):
+    created_at: str
+    # The ID of the last event queued for it.
+    cursor: int
+    id: str
+    # The event types it gets (a type or a prefix such as sandbox.*); empty:
+    # all.
+    types: List[str]
+    url: str
+
+
+class _WebhookDeliveryRequired(TypedDict):
+    attempts: int
+    created_at: str
+    event_id: int
+    event_type: str
+    id: str
+    # When a queued delivery is next tried.
+    next_attempt_at: str
+    state: Literal["queued", "in_progress", "succeeded", "dead_letter"]
+    updated_at: str
+    webhook_id: str
+
+
+class WebhookDelivery(_WebhookDeliveryRequired, total=False):
+    # Why the last attempt failed.
+    last_error: str
+    # The receiver's HTTP status at the last attempt.
+    last_status: int
+
+
+class WebhookDeliveryList(TypedDict):
+    items: List[WebhookDelivery]
+
+
+class WebhookList(TypedDict):
+    items: List[Webhook]
+
+
 class Workspace(TypedDict):
     created_at: str
     id: str
@@ -2002,6 +2106,7 @@ OperationId = Literal[
     'createSnapshot',
     'createTemplate',
     'createVolume',
+    'createWebhook',
     'createWorkspace',
     'deleteCapability',
     'deleteCodeContext',
@@ -2011,11 +2116,13 @@ OperationId = Literal[
     'deleteTemplate',
     'deleteVolume',
     'deleteWarmPool',
+    'deleteWebhook',
     'desktopScreenshot',
     'desktopSocket',
     'desktopViewer',
     'dropReadyTemplate',
     'executeCode',
+    'followEvents',
     'followSandboxLogs',
     'forkSandbox',
     'getCommand',
@@ -2034,6 +2141,7 @@ OperationId = Literal[
     'kycWebhook',
     'listCodeContexts',
     'listCommands',
+    'listEvents',
     'listFiles',
     'listKeys',
     'listMembers',
@@ -2054,6 +2162,8 @@ OperationId = Literal[
     'listVolumeFiles',
     'listVolumes',
     'listWarmPools',
+    'listWebhookDeliveries',
+    'listWebhooks',
     'listWorkspaces',
     'makeDir',
     'mcp',
@@ -2074,6 +2184,7 @@ OperationId = Literal[
     'readFile',
     'readVolumeFile',
     'readyTemplate',
+    'redeliverWebhookDelivery',
     'refreshSandbox',
     'removeFile',
     'removeMember',
@@ -2387,6 +2498,20 @@ OPERATIONS: Dict[str, Operation] = {
         response_schema='Volume',
         summary='Make a volume with a size cap in a project',
     ),
+    'createWebhook': Operation(
+        method='POST',
+        path='/api/v1/org/{org}/webhooks',
+        path_params=('org',),
+        query_params=(),
+        header_params=(),
+        body_media='application/json',
+        body_schema='CreateWebhookRequest',
+        body_required=True,
+        status=201,
+        response_media='application/json',
+        response_schema='CreatedWebhook',
+        summary="Register a URL that gets the org's events as signed POSTs (owners and admins); the secret is answered only here",
+    ),
     'createWorkspace': Operation(
         method='POST',
         path='/api/v1/org/{org}/workspaces',
@@ -2513,6 +2638,20 @@ OPERATIONS: Dict[str, Operation] = {
         response_schema=None,
         summary="Delete a template's warm pool and kill its waiting members (the operator's)",
     ),
+    'deleteWebhook': Operation(
+        method='DELETE',
+        path='/api/v1/org/{org}/webhooks/{webhook}',
+        path_params=('org', 'webhook'),
+        query_params=(),
+        header_params=(),
+        body_media=None,
+        body_schema=None,
+        body_required=False,
+        status=200,
+        response_media='application/json',
+        response_schema='Webhook',
+        summary='Remove a webhook and its deliveries (owners and admins)',
+    ),
     'desktopScreenshot': Operation(
         method='GET',
         path='/api/v1/sandboxes/{id}/desktop/screenshot',
@@ -2582,6 +2721,20 @@ OPERATIONS: Dict[str, Operation] = {
         response_media='application/x-ndjson',
         response_schema='CodeEvent',
         summary='Run code in a code context and stream what it gives: output, results as MIME bundles, an error, and the end',
+    ),
+    'followEvents': Operation(
+        method='GET',
+        path='/api/v1/events/stream',
+        path_params=(),
+        query_params=('after', 'type', 'sandbox', 'project', 'limit'),
+        header_params=('Last-Event-ID',),
+        body_media=None,
+        body_schema=None,
+        body_required=False,
+        status=200,
+        response_media='text/event-stream',
+        response_schema='OrgEvent',
+        summary="Follow the org's events as server-sent events: those after an ID, then each new one as it commits",
     ),
     'followSandboxLogs': Operation(
         method='GET',
@@ -2834,6 +2987,20 @@ OPERATIONS: Dict[str, Operation] = {
         response_media='application/json',
         response_schema='CommandList',
         summary='Running commands and PTYs, and recently ended ones',
+    ),
+    'listEvents': Operation(
+        method='GET',
+        path='/api/v1/events',
+        path_params=(),
+        query_params=('after', 'type', 'sandbox', 'project', 'limit'),
+        header_params=(),
+        body_media=None,
+        body_schema=None,
+        body_required=False,
+        status=200,
+        response_media='application/json',
+        response_schema='EventList',
+        summary="The org's events after an ID, oldest first: every state change and timeline step of its sandboxes, runtimes, snapshots and template builds, and its credit events",
     ),
     'listFiles': Operation(
         method='GET',
@@ -3115,6 +3282,34 @@ OPERATIONS: Dict[str, Operation] = {
         response_schema='WarmPoolList',
         summary="Every template's warm pool and what it holds (the operator's)",
     ),
+    'listWebhookDeliveries': Operation(
+        method='GET',
+        path='/api/v1/org/{org}/webhooks/{webhook}/deliveries',
+        path_params=('org', 'webhook'),
+        query_params=('state', 'limit'),
+        header_params=(),
+        body_media=None,
+        body_schema=None,
+        body_required=False,
+        status=200,
+        response_media='application/json',
+        response_schema='WebhookDeliveryList',
+        summary="A webhook's deliveries, newest event first (owners and admins)",
+    ),
+    'listWebhooks': Operation(
+        method='GET',
+        path='/api/v1/org/{org}/webhooks',
+        path_params=('org',),
+        query_params=(),
+        header_params=(),
+        body_media=None,
+        body_schema=None,
+        body_required=False,
+        status=200,
+        response_media='application/json',
+        response_schema='WebhookList',
+        summary="The org's webhooks (owners and admins; never their secrets)",
+    ),
     'listWorkspaces': Operation(
         method='GET',
         path='/api/v1/org/{org}/workspaces',
@@ -3394,6 +3589,20 @@ OPERATIONS: Dict[str, Operation] = {
         response_media='application/json',
         response_schema='ReadyTemplate',
         summary="Where a template's ready snapshot stands (the operator's)",
+    ),
+    'redeliverWebhookDelivery': Operation(
+        method='POST',
+        path='/api/v1/org/{org}/webhooks/{webhook}/deliveries/{delivery}/redeliver',
+        path_params=('org', 'webhook', 'delivery'),
+        query_params=(),
+        header_params=(),
+        body_media=None,
+        body_schema=None,
+        body_required=False,
+        status=200,
+        response_media='application/json',
+        response_schema='WebhookDelivery',
+        summary='Queue a delivery again, due now, with a full set of attempts (owners and admins)',
     ),
     'refreshSandbox': Operation(
         method='POST',
