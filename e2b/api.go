@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/remote"
 )
 
 // api is a client of E2B's control-plane API (api.e2b.app's, or any server
@@ -133,11 +134,7 @@ func apiFault(method, path string, resp *http.Response) error {
 // create makes a sandbox of template with the metadata that names it
 // sbx's, living for the lease unless renewed.
 func (p *Provider) create(ctx context.Context, spec sbx.Spec) (sandbox, error) {
-	md := map[string]string{}
-	for k, v := range spec.Metadata {
-		md[k] = v
-	}
-	md[MetaSandbox], md[MetaInstance], md[MetaProvider] = spec.SandboxID, p.cfg.Name, Name
+	md := remote.Metadata(spec, p.cfg.Name, Name)
 	var out sandbox
 	_, err := p.call(ctx, http.MethodPost, "/sandboxes", nil, newSandbox{TemplateID: spec.TemplateID, Timeout: p.leaseSeconds(),
 		Metadata: md, EnvVars: spec.Env, Secure: true}, &out)

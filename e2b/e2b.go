@@ -36,17 +36,15 @@ import (
 // Name is the provider's name in the ledger.
 const Name = "e2b"
 
-// The metadata every sandbox carries.
+// The metadata every sandbox carries (internal/remote's).
 const (
-	MetaSandbox  = "sbx_sandbox"  // the sbx UUID
-	MetaInstance = "sbx_instance" // the serve instance's name (Config.Name)
-	MetaProvider = "sbx_provider" // the provider's Name: one serve may run two providers on one installation
+	MetaSandbox  = remote.MetaSandbox
+	MetaInstance = remote.MetaInstance
+	MetaProvider = remote.MetaProvider
 )
 
 // ours says whether metadata names a sandbox of this instance and provider.
-func (p *Provider) ours(md map[string]string) bool {
-	return md[MetaInstance] == p.cfg.Name && md[MetaProvider] == Name
-}
+func (p *Provider) ours(md map[string]string) bool { return remote.Ours(md, p.cfg.Name, Name) }
 
 // envdPort is envd's port in every E2B sandbox.
 const envdPort = 49983

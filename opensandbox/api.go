@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/remote"
 )
 
 // api is a client of OpenSandbox's lifecycle API (/v1 under the server's
@@ -130,11 +131,7 @@ func apiFault(method, path string, resp *http.Response) error {
 // create makes a sandbox from image spec.TemplateID with the metadata that
 // names it sbx's, living for the lease unless renewed.
 func (p *Provider) create(ctx context.Context, spec sbx.Spec) (sandbox, error) {
-	md := map[string]string{}
-	for k, v := range spec.Metadata {
-		md[k] = v
-	}
-	md[MetaSandbox], md[MetaInstance], md[MetaProvider] = spec.SandboxID, p.cfg.Name, Name
+	md := remote.Metadata(spec, p.cfg.Name, Name)
 	limits := map[string]string{}
 	if spec.Resources.MilliCPU > 0 {
 		limits["cpu"] = fmt.Sprintf("%dm", spec.Resources.MilliCPU)

@@ -39,3 +39,28 @@ func (s *Service) Admit(ctx context.Context, name string, spec sbx.Spec, check f
 	}
 	return nil
 }
+
+// The metadata every sandbox of a remote provider carries, which its List
+// (and so reconcile) filters by: a serve lists only what it made with
+// that provider, though several serves, or one serve's two providers,
+// share an installation.
+const (
+	MetaSandbox  = "sbx_sandbox"  // the sbx UUID
+	MetaInstance = "sbx_instance" // the serve instance's name
+	MetaProvider = "sbx_provider" // the provider's name
+)
+
+// Metadata is spec's metadata with the keys that name the sandbox sbx's.
+func Metadata(spec sbx.Spec, instance, provider string) map[string]string {
+	md := make(map[string]string, len(spec.Metadata)+3)
+	for k, v := range spec.Metadata {
+		md[k] = v
+	}
+	md[MetaSandbox], md[MetaInstance], md[MetaProvider] = spec.SandboxID, instance, provider
+	return md
+}
+
+// Ours says whether md names a sandbox that instance made with provider.
+func Ours(md map[string]string, instance, provider string) bool {
+	return md[MetaInstance] == instance && md[MetaProvider] == provider
+}
