@@ -199,6 +199,7 @@ k8s_start() {
   shift 2
   setsid "$@" </dev/null >"$dir/logs/$name.log" 2>&1 &
   echo $! >"$dir/run/$name.pid"
+  disown $! # no job notice when down kills it
 }
 
 # k8s_wait DIR NAME WHAT SECONDS CMD…: until CMD succeeds, at most SECONDS,
@@ -307,10 +308,17 @@ k8s_up() {
     k8s_log "$dir holds a cluster already (down it first)"
     return 1
   fi
-  if grep -q "$K8S_HOSTS_MARK" /etc/hosts; then
-    k8s_log "a test cluster is up on this host already ($(grep "$K8S_HOSTS_MARK" /etc/hosts)); down it first"
-    return 1
-  fi
+  # A cluster whose API server is gone (its test binary was killed) is
+  # torn down; a live one is refused.
+  local old
+  for old in $(grep -F "$K8S_HOSTS_MARK" /etc/hosts | awk '{print $NF}'); do
+    if k8s_alive "$old" kube-apiserver; then
+      k8s_log "a test cluster is up on this host already, in $old; down it first"
+      return 1
+    fi
+    k8s_log "tearing down what a stopped test cluster left in $old"
+    k8s_down "$old"
+  done
   local port
   for port in $K8S_PORTS; do
     if ss -Htln "sport = :$port" | grep -q .; then
@@ -342,6 +350,12 @@ k8s_up_steps() {
   for c in /var/lib/kubelet /var/log/containers /var/log/pods /etc/kubernetes; do
     [ -e "$c" ] || echo "$c" >>"$dir/run/created"
   done
+  # containerd's shims put their sockets in /run/containerd/s whatever the
+  # configuration says; that directory may be another containerd's too.
+  for c in /run/containerd /run/containerd/s; do
+    [ -e "$c" ] || echo "$c" >>"$dir/run/created-dirs"
+  done
+  ls /run/containerd/s 2>/dev/null >"$dir/run/shim-sockets.before" || true
   k8s_sysctls >"$dir/run/sysctl.before"
   k8s_kube_chains >"$dir/run/chains.before"
   printf '127.0.0.1 %s %s %s\n' "$K8S_NODE" "$K8S_HOSTS_MARK" "$dir" >>/etc/hosts
@@ -397,6 +411,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         runtime_type = "io.containerd.runc.v2"
         [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
           SystemdCgroup = false
+          Root = "$dir/runc"
       [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runsc]
         runtime_type = "io.containerd.runsc.v1"
         [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runsc.options]
@@ -488,7 +503,7 @@ serializeImagePulls: false
 registerNode: true
 EOF
   k8s_start "$dir" kubelet "$bin/kubelet" --config "$dir/kubelet.yaml" --kubeconfig "$dir/kubeconfig" \
-    --root-dir "$dir/kubelet" --hostname-override "$K8S_NODE"
+    --root-dir "$dir/kubelet" --hostname-override "$K8S_NODE" ${SBX_K8S_KUBELET_ARGS:-}
   k8s_wait "$dir" kubelet "node $K8S_NODE to register" 60 k8s_kubectl "$dir" get node "$K8S_NODE"
   k8s_kubectl "$dir" wait --for=condition=Ready "node/$K8S_NODE" --timeout=90s >/dev/null
   k8s_kubectl "$dir" apply -f - >/dev/null <<EOF
@@ -498,18 +513,22 @@ metadata:
   name: gvisor
 handler: runsc
 EOF
-  # A pod can be made once its namespace has the default service account.
+  # A pod can be made once its namespace has the default service account,
+  # and starts once the API server's CA is published there (its token's
+  # volume waits for it).
   k8s_wait "$dir" kube-controller-manager "the default service account" 60 k8s_kubectl "$dir" get serviceaccount default -n default
+  k8s_wait "$dir" kube-controller-manager "the kube-root-ca.crt config map" 60 k8s_kubectl "$dir" get configmap kube-root-ca.crt -n default
   k8s_sysctls >"$dir/run/sysctl.after"
   k8s_log "node $K8S_NODE Ready $((SECONDS - t0)) s after the start"
 }
 
-# k8s_stop DIR NAME: SIGTERM, then SIGKILL after 10 s.
+# k8s_stop DIR NAME [SIGNAL]: SIGNAL (default SIGTERM), then SIGKILL after
+# 10 s.
 k8s_stop() {
   local pid i
   pid=$(cat "$1/run/$2.pid" 2>/dev/null) || return 0
   if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
+    kill -"${3:-TERM}" "$pid" 2>/dev/null || true
     for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill -KILL "$pid" 2>/dev/null || true
     for i in $(seq 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
@@ -536,8 +555,8 @@ k8s_dir_procs() {
 # the host; it is safe to run again, and on a cluster that never came up.
 k8s_down() {
   local dir bin=$K8S_CACHE/bin sock ns pid i k v before after now line ipt t c
-  [ -d "$1" ] || return 0
-  dir=$(cd "$1" && pwd)
+  dir=$1
+  [ -d "$dir" ] && dir=$(cd "$dir" && pwd)
   sock=$dir/containerd/containerd.sock
   set +e
   # Pods first, through Kubernetes, so that the runtime and CNI undo theirs.
@@ -560,7 +579,11 @@ k8s_down() {
       "$bin/ctr" --address "$sock" -n k8s.io containers delete "$c" >/dev/null 2>&1
     done
   fi
-  for c in kube-scheduler kube-controller-manager kube-apiserver containerd etcd; do k8s_stop "$dir" "$c"; done
+  # The control plane and etcd keep nothing worth a graceful stop (each
+  # takes 2-3 s); containerd is asked, as it has shims to let go of.
+  for c in kube-scheduler kube-controller-manager kube-apiserver; do k8s_stop "$dir" "$c" KILL; done
+  k8s_stop "$dir" containerd
+  k8s_stop "$dir" etcd KILL
   # Shims, sandboxes and gofers that outlived containerd.
   for i in 1 2 3; do
     pids=$(k8s_dir_procs "$dir")
@@ -613,7 +636,20 @@ k8s_down() {
     while read -r c; do rm -rf "$c"; done <"$dir/run/created"
   fi
   find /var/log/containers -maxdepth 1 -type l -lname "$dir/*" -delete 2>/dev/null
-  rm -f "$dir/run/up" "$dir/run/created" "$dir/run/sysctl.before" "$dir/run/sysctl.after" "$dir/run/chains.before"
+  # Shim sockets made since up that nothing listens on any more.
+  if [ -f "$dir/run/shim-sockets.before" ] && [ -d /run/containerd/s ]; then
+    local listening
+    listening=$(ss -xlH 2>/dev/null | awk '{print $5}')
+    for c in /run/containerd/s/*; do
+      [ -S "$c" ] || continue
+      grep -qxF "${c##*/}" "$dir/run/shim-sockets.before" && continue
+      echo "$listening" | grep -qxF "$c" || rm -f "$c"
+    done
+  fi
+  if [ -f "$dir/run/created-dirs" ]; then
+    sort -r "$dir/run/created-dirs" | while read -r c; do rmdir "$c" 2>/dev/null; done
+  fi
+  rm -f "$dir/run/up" "$dir/run/created" "$dir/run/created-dirs" "$dir/run/shim-sockets.before" "$dir/run/sysctl.before" "$dir/run/sysctl.after" "$dir/run/chains.before"
   set -e
   return 0
 }
@@ -621,8 +657,8 @@ k8s_down() {
 # k8s_leftovers DIR prints what of the cluster in DIR is still on the host
 # (nothing once down succeeded); it returns non-zero when something is.
 k8s_leftovers() {
-  local dir out
-  dir=$(cd "$1" && pwd)
+  local dir=$1 out listening s port
+  [ -d "$dir" ] && dir=$(cd "$dir" && pwd)
   out=$(
     k8s_dir_procs "$dir" | sed 's/^/process /'
     for n in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet containerd; do
@@ -634,6 +670,12 @@ k8s_leftovers() {
     k8s_kube_chains | sed 's/^/iptables /'
     grep -F "$K8S_HOSTS_MARK" /etc/hosts | sed 's/^/hosts /'
     for port in $K8S_PORTS; do ss -Htln "sport = :$port" | grep -q . && echo "listening :$port"; done
+    ls -d "$dir/runsc"/*/* "$dir/runc"/*/* 2>/dev/null | sed 's/^/container state /'
+    listening=$(ss -xlH 2>/dev/null | awk '{print $5}')
+    for s in /run/containerd/s/*; do
+      [ -S "$s" ] && ! echo "$listening" | grep -qxF "$s" && echo "dead shim socket $s"
+    done
+    for s in /var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes; do [ -e "$s" ] && echo "path $s"; done
     true
   )
   [ -z "$out" ] && return 0

@@ -147,6 +147,11 @@ func down() {
 		if state.dir == "" {
 			return
 		}
+		if state.err != nil {
+			// up tore down what it started; its logs say why.
+			fmt.Fprintf(os.Stderr, "k8stest: the test cluster's logs are in %s/logs\n", state.dir)
+			return
+		}
 		sh, err := script()
 		if err == nil {
 			var out []byte

@@ -8,7 +8,7 @@
 //   - as /pause (or /box with no arguments, or "box sleep"), it sleeps until
 //     SIGTERM or SIGINT, reaping any child that ends, as Kubernetes' pause
 //     does;
-//   - "box uname" prints what uname -a would (gVisor's kernel says 4.4.0);
+//   - "box uname" prints what uname -a would (gVisor's release ends -gvisor);
 //   - "box dmesg" prints the kernel's log (gVisor's starts "Starting gVisor");
 //   - "box cat FILE…" and "box echo ARG…" do what their names say.
 //
