@@ -9,6 +9,11 @@
 #                              DIR/kubeconfig reaches it as cluster-admin
 #   scripts/k8s.sh down DIR    stop it and remove all it left on the host
 #   scripts/k8s.sh kubectl DIR ARGS…   the cached kubectl on DIR's cluster
+#   scripts/k8s.sh leftovers DIR       print what DIR's cluster still left on
+#                              the host (nothing after down; rc 1 if any)
+#
+# $SBX_K8S_KUBELET_ARGS are added to kubelet's command line. Measured on
+# cgroup v1 hosts only (kubelet 1.37 needs failCgroupV1: false there).
 #
 # Or source it and call k8s_build, k8s_up, k8s_down. One cluster per host
 # at a time: it listens on these loopback ports, chosen away from the usual
@@ -670,7 +675,7 @@ k8s_leftovers() {
     k8s_kube_chains | sed 's/^/iptables /'
     grep -F "$K8S_HOSTS_MARK" /etc/hosts | sed 's/^/hosts /'
     for port in $K8S_PORTS; do ss -Htln "sport = :$port" | grep -q . && echo "listening :$port"; done
-    ls -d "$dir/runsc"/*/* "$dir/runc"/*/* 2>/dev/null | sed 's/^/container state /'
+    ls -d "$dir/runsc"/*/* "$dir/runc"/*/* 2>/dev/null | grep -v '/null-netns$' | sed 's/^/container state /'
     listening=$(ss -xlH 2>/dev/null | awk '{print $5}')
     for s in /run/containerd/s/*; do
       [ -S "$s" ] && ! echo "$listening" | grep -qxF "$s" && echo "dead shim socket $s"

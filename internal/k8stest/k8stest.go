@@ -6,13 +6,19 @@
 // used as it is and never torn down.
 //
 // A package whose tests use it calls Main from its TestMain; a test calls
-// Cluster for the kubeconfig and Kubectl to drive the cluster. Where the
-// cluster cannot be had (not root, not Linux, no bash) the test ends through
-// testenv.Missing: a skip, but a failure in CI.
+// Cluster for the kubeconfig and Kubectl to drive the cluster.
+//
+// These tests are a stage of their own, on only when asked: with
+// $SBX_TEST_KUBECONFIG or $SBX_TEST_K8S=1 (else Cluster skips, in CI too,
+// since the stage is not wired into scripts/test.sh yet). Once on, a
+// cluster that cannot be had (not root, not Linux, no bash) ends the test
+// through testenv.Missing: a skip, but a failure in CI.
 //
 // The first Cluster of a binary builds the cluster's binaries when they are
-// not cached yet (scripts/k8s.sh build: about 9 minutes, once per host and
-// version), then brings the cluster up (about 15 s).
+// not cached yet (scripts/k8s.sh build: about 6 minutes, once per host and
+// version), then brings the cluster up (about 4 s). Test binaries of several
+// packages take turns: a lock (/run/sbx/k8s.lock) is held from up to down,
+// since a host runs one such cluster at a time.
 package k8stest
 
 import (
@@ -52,7 +58,14 @@ var (
 		err                      error
 	}
 	downOnce sync.Once
+	lock     *os.File // held while this binary's cluster is up
 )
+
+// Enabled reports whether the Kubernetes tests are on ($SBX_TEST_KUBECONFIG
+// or $SBX_TEST_K8S=1).
+func Enabled() bool {
+	return os.Getenv("SBX_TEST_KUBECONFIG") != "" || os.Getenv("SBX_TEST_K8S") == "1"
+}
 
 // Main runs the tests of m and then stops the cluster Cluster started, if
 // any; a package's TestMain calls it. SIGINT and SIGTERM stop it too.
@@ -75,6 +88,9 @@ func Main(m *testing.M) {
 // as its admin, starting the cluster on the first call of the binary.
 func Cluster(t testing.TB) string {
 	t.Helper()
+	if !Enabled() {
+		t.Skip("the Kubernetes tests are off: set SBX_TEST_K8S=1 (a cluster of its own, built once: about 6 minutes) or SBX_TEST_KUBECONFIG")
+	}
 	if !mainCalled {
 		t.Fatal("k8stest.Cluster needs the package's TestMain to call k8stest.Main")
 	}
@@ -127,6 +143,21 @@ func start() {
 		state.err = fmt.Errorf("scripts/k8s.sh build: %v\n%s", err, out)
 		return
 	}
+	if err := os.MkdirAll("/run/sbx", 0o755); err != nil {
+		state.err = err
+		return
+	}
+	f, err := os.OpenFile("/run/sbx/k8s.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		state.err = err
+		return
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		state.err = fmt.Errorf("waiting for the test cluster's lock: %v", err)
+		return
+	}
+	lock = f
 	dir, err := os.MkdirTemp("", "sbx-k8s-")
 	if err != nil {
 		state.err = err
@@ -144,6 +175,9 @@ func start() {
 // down tears down the cluster start brought up, once.
 func down() {
 	downOnce.Do(func() {
+		if lock != nil {
+			defer lock.Close()
+		}
 		if state.dir == "" {
 			return
 		}
