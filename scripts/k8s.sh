@@ -227,6 +227,8 @@ k8s_wait() {
 
 k8s_alive() { local p; p=$(cat "$1/run/$2.pid" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
 
+k8s_untainted() { [ -z "$(k8s_kubectl "$1" get node "$K8S_NODE" -o 'jsonpath={.spec.taints}')" ]; }
+
 k8s_kubectl() {
   local dir=$1
   shift
@@ -450,7 +452,8 @@ EOF
 EOF
   PATH="$bin:$PATH" k8s_start "$dir" containerd "$bin/containerd" --config "$dir/containerd.toml"
   k8s_wait "$dir" containerd containerd 30 "$bin/ctr" --address "$dir/containerd/containerd.sock" version
-  "$bin/ctr" --address "$dir/containerd/containerd.sock" -n k8s.io images import "$K8S_CACHE/images/box.tar" >/dev/null
+  "$bin/ctr" --address "$dir/containerd/containerd.sock" -n k8s.io images import "$K8S_CACHE/images/box.tar" >"$dir/logs/ctr-import.log" 2>&1 ||
+    { k8s_log "ctr images import: $(tail -n 3 "$dir/logs/ctr-import.log")"; return 1; }
 
   k8s_wait "$dir" etcd etcd 30 curl -fsS "http://127.0.0.1:$K8S_ETCD_PORT/health"
   k8s_start "$dir" kube-apiserver "$bin/kube-apiserver" \
@@ -511,6 +514,9 @@ EOF
     --root-dir "$dir/kubelet" --hostname-override "$K8S_NODE" ${SBX_K8S_KUBELET_ARGS:-}
   k8s_wait "$dir" kubelet "node $K8S_NODE to register" 60 k8s_kubectl "$dir" get node "$K8S_NODE"
   k8s_kubectl "$dir" wait --for=condition=Ready "node/$K8S_NODE" --timeout=90s >/dev/null
+  # The node lifecycle controller takes off the not-ready taint a few
+  # seconds after Ready; until then a pod stays Pending.
+  k8s_wait "$dir" kube-controller-manager "the node's taints to go" 60 k8s_untainted "$dir"
   k8s_kubectl "$dir" apply -f - >/dev/null <<EOF
 apiVersion: node.k8s.io/v1
 kind: RuntimeClass
@@ -688,13 +694,18 @@ k8s_leftovers() {
   return 1
 }
 
-if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+# k8s_main is the command line. It is called on the file's last line, so
+# that bash has read the whole file before it runs anything long (an edit
+# to the file during a build would otherwise break the run).
+k8s_main() {
   case ${1:-} in
   build) k8s_build ;;
   up) [ $# = 2 ] || { echo "usage: $0 up DIR" >&2; exit 2; }; ensure_go; k8s_packages; k8s_up "$2" ;;
   down) [ $# = 2 ] || { echo "usage: $0 down DIR" >&2; exit 2; }; k8s_down "$2" ;;
   leftovers) [ $# = 2 ] || { echo "usage: $0 leftovers DIR" >&2; exit 2; }; k8s_leftovers "$2" ;;
-  kubectl) [ $# -ge 2 ] || { echo "usage: $0 kubectl DIR ARGS…" >&2; exit 2; }; d=$2; shift 2; k8s_kubectl "$d" "$@" ;;
+  kubectl) [ $# -ge 2 ] || { echo "usage: $0 kubectl DIR ARGS…" >&2; exit 2; }; local d=$2; shift 2; k8s_kubectl "$d" "$@" ;;
   *) echo "usage: $0 build | up DIR | down DIR | leftovers DIR | kubectl DIR ARGS…" >&2; exit 2 ;;
   esac
-fi
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then k8s_main "$@"; exit; fi

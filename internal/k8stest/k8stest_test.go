@@ -12,6 +12,7 @@ func TestMain(m *testing.M) { Main(m) }
 // TestGVisorPod runs a pod of RuntimeClass gvisor on the test cluster and
 // checks, from inside it, that its kernel is gVisor's.
 func TestGVisorPod(t *testing.T) {
+	Cluster(t) // up before the clock starts
 	name := fmt.Sprintf("gvisor-%d", time.Now().UnixNano()%1e9)
 	pod := fmt.Sprintf(`apiVersion: v1
 kind: Pod
@@ -28,7 +29,7 @@ spec:
     command: ["/box", "sleep"]
 `, name, RuntimeClass, BoxImage)
 	start := time.Now()
-	if _, err := Kubectl(t, pod, "apply", "-f", "-"); err != nil {
+	if _, err := Kubectl(t, pod, "create", "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
