@@ -225,7 +225,11 @@ k8s_wait() {
   done
 }
 
-k8s_alive() { local p; p=$(cat "$1/run/$2.pid" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
+# k8s_running PID: whether PID runs (a zombie does not: up's shell is gone,
+# and whoever inherited its children may reap them seconds later).
+k8s_running() { [ -r "/proc/$1/stat" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+
+k8s_alive() { local p; p=$(cat "$1/run/$2.pid" 2>/dev/null) && k8s_running "$p"; }
 
 k8s_untainted() { [ -z "$(k8s_kubectl "$1" get node "$K8S_NODE" -o 'jsonpath={.spec.taints}')" ]; }
 
@@ -538,11 +542,11 @@ EOF
 k8s_stop() {
   local pid i
   pid=$(cat "$1/run/$2.pid" 2>/dev/null) || return 0
-  if kill -0 "$pid" 2>/dev/null; then
+  if k8s_running "$pid"; then
     kill -"${3:-TERM}" "$pid" 2>/dev/null || true
-    for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    for i in $(seq 100); do k8s_running "$pid" || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
-    for i in $(seq 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    for i in $(seq 50); do k8s_running "$pid" || break; sleep 0.1; done
   fi
   rm -f "$1/run/$2.pid"
 }
@@ -573,8 +577,13 @@ k8s_down() {
   # Pods first, through Kubernetes, so that the runtime and CNI undo theirs.
   if k8s_alive "$dir" kubelet && k8s_alive "$dir" kube-apiserver; then
     k8s_kubectl "$dir" delete pods --all --all-namespaces --grace-period=0 --force --wait=false >/dev/null 2>&1
+    # kubelet stops the pods' containers and sandboxes (whose network
+    # namespaces CRI then removes) at once; it removes them only later.
     for i in $(seq 40); do
-      [ -z "$("$bin/ctr" --address "$sock" -n k8s.io tasks ls -q 2>/dev/null)" ] && break
+      if [ -z "$("$bin/ctr" --address "$sock" -n k8s.io tasks ls -q 2>/dev/null)" ] &&
+        ! awk -v d="$dir/containerd/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | grep -q /netns/; then
+        break
+      fi
       sleep 0.5
     done
   fi
