@@ -11,6 +11,7 @@
 #   scripts/k8s.sh kubectl DIR ARGS…   the cached kubectl on DIR's cluster
 #   scripts/k8s.sh leftovers DIR       print what DIR's cluster still left on
 #                              the host (nothing after down; rc 1 if any)
+#   scripts/k8s.sh reap PREFIX   down every cluster whose DIR starts so
 #
 # $SBX_K8S_KUBELET_ARGS are added to kubelet's command line. Measured on
 # cgroup v1 hosts only (kubelet 1.37 needs failCgroupV1: false there).
@@ -674,6 +675,20 @@ k8s_down() {
   return 0
 }
 
+# k8s_reap PREFIX tears down every test cluster on this host whose
+# directory starts with PREFIX, and removes the directory: what a test
+# binary that was killed left running (internal/k8stest calls it once it
+# holds the host's test-cluster lock, so no live test owns such a cluster).
+k8s_reap() {
+  local d
+  for d in $(grep -F "$K8S_HOSTS_MARK" /etc/hosts | awk '{print $NF}'); do
+    case $d in "$1"*) ;; *) continue ;; esac
+    k8s_log "tearing down the test cluster a killed test left in $d"
+    k8s_down "$d"
+    rm -rf "$d"
+  done
+}
+
 # k8s_leftovers DIR prints what of the cluster in DIR is still on the host
 # (nothing once down succeeded); it returns non-zero when something is.
 k8s_leftovers() {
@@ -711,6 +726,7 @@ k8s_main() {
   build) k8s_build ;;
   up) [ $# = 2 ] || { echo "usage: $0 up DIR" >&2; exit 2; }; ensure_go; k8s_packages; k8s_up "$2" ;;
   down) [ $# = 2 ] || { echo "usage: $0 down DIR" >&2; exit 2; }; k8s_down "$2" ;;
+  reap) [ $# = 2 ] || { echo "usage: $0 reap DIR-PREFIX" >&2; exit 2; }; k8s_reap "$2" ;;
   leftovers) [ $# = 2 ] || { echo "usage: $0 leftovers DIR" >&2; exit 2; }; k8s_leftovers "$2" ;;
   kubectl) [ $# -ge 2 ] || { echo "usage: $0 kubectl DIR ARGS…" >&2; exit 2; }; local d=$2; shift 2; k8s_kubectl "$d" "$@" ;;
   *) echo "usage: $0 build | up DIR | down DIR | leftovers DIR | kubectl DIR ARGS…" >&2; exit 2 ;;

@@ -158,6 +158,13 @@ func start() {
 		return
 	}
 	lock = f
+	// Holding the lock, no live test binary owns a cluster of ours: one
+	// still up is a killed binary's.
+	prefix := filepath.Join(os.TempDir(), "sbx-k8s-")
+	if out, err := run(3*time.Minute, "bash", sh, "reap", prefix); err != nil {
+		state.err = fmt.Errorf("scripts/k8s.sh reap %s: %v\n%s", prefix, err, out)
+		return
+	}
 	dir, err := os.MkdirTemp("", "sbx-k8s-")
 	if err != nil {
 		state.err = err
