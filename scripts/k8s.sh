@@ -320,8 +320,8 @@ k8s_up() {
     k8s_log "$dir holds a cluster already (down it first)"
     return 1
   fi
-  # A cluster whose API server is gone (its test binary was killed) is
-  # torn down; a live one is refused.
+  # A cluster whose API server died (a crash; the daemons outlive the shell
+  # or test that started them) is torn down; a live one is refused.
   local old
   for old in $(grep -F "$K8S_HOSTS_MARK" /etc/hosts | awk '{print $NF}'); do
     if k8s_alive "$old" kube-apiserver; then
