@@ -516,7 +516,7 @@ serializeImagePulls: false
 registerNode: true
 EOF
   k8s_start "$dir" kubelet "$bin/kubelet" --config "$dir/kubelet.yaml" --kubeconfig "$dir/kubeconfig" \
-    --root-dir "$dir/kubelet" --hostname-override "$K8S_NODE" ${SBX_K8S_KUBELET_ARGS:-}
+    --root-dir "$dir/kubelet" --cert-dir "$dir/kubelet/pki" --hostname-override "$K8S_NODE" ${SBX_K8S_KUBELET_ARGS:-}
   k8s_wait "$dir" kubelet "node $K8S_NODE to register" 60 k8s_kubectl "$dir" get node "$K8S_NODE"
   k8s_kubectl "$dir" wait --for=condition=Ready "node/$K8S_NODE" --timeout=90s >/dev/null
   # The node lifecycle controller takes off the not-ready taint a few
