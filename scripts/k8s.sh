@@ -237,7 +237,7 @@ k8s_untainted() { [ -z "$(k8s_kubectl "$1" get node "$K8S_NODE" -o 'jsonpath={.s
 k8s_kubectl() {
   local dir=$1
   shift
-  "$K8S_CACHE/bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"
+  "$K8S_CACHE/bin/kubectl" --kubeconfig "$dir/kubeconfig" --cache-dir "$dir/kubectl-cache" "$@"
 }
 
 # k8s_pki DIR: a CA, the API server's certificate, one client certificate

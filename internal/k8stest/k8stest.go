@@ -222,7 +222,11 @@ func Kubectl(t testing.TB, stdin string, args ...string) (string, error) {
 	kc := Cluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, state.kubectl, append([]string{"--kubeconfig", kc}, args...)...)
+	flags := []string{"--kubeconfig", kc}
+	if state.dir != "" { // ours: its discovery cache too, not in $HOME
+		flags = append(flags, "--cache-dir", filepath.Join(state.dir, "kubectl-cache"))
+	}
+	cmd := exec.CommandContext(ctx, state.kubectl, append(flags, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
