@@ -214,10 +214,24 @@ type Stack struct {
 	errors     *lockedBuffer
 }
 
+// Option changes what Serve runs.
+type Option func(*options)
+
+type options struct{ noReaper bool }
+
+// WithoutReaper leaves the reaper out, for a test whose ledger must change
+// only by its own requests: the expiry of a sandbox one of them made would
+// change it under the test.
+func WithoutReaper() Option { return func(o *options) { o.noReaper = true } }
+
 // Serve starts a Stack that ends with t, with the manager's watchers and
 // reaper running.
-func Serve(t testing.TB) *Stack {
+func Serve(t testing.TB, opts ...Option) *Stack {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	store, err := ledger.Open(ctx, path, bytes.Repeat([]byte{7}, 32))
@@ -229,7 +243,9 @@ func Serve(t testing.TB) *Stack {
 	mgr := lifecycle.New(store, []sbx.Provider{prov}, lifecycle.Config{DefaultProvider: providertest.MemoryName}, clock, logger)
 	var loops sync.WaitGroup
 	loops.Go(func() { mgr.RunWatchers(ctx) })
-	loops.Go(func() { lifecycle.NewLoops(mgr, store).RunReaper(ctx) })
+	if !o.noReaper {
+		loops.Go(func() { lifecycle.NewLoops(mgr, store).RunReaper(ctx) })
+	}
 	hostKey, err := sshgate.LoadHostKey(filepath.Join(t.TempDir(), sshgate.HostKeyFile))
 	if err != nil {
 		t.Fatal(err)
