@@ -1,14 +1,9 @@
 package e2b
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -58,77 +53,9 @@ type metric struct {
 	DiskUsed  int64     `json:"diskUsed"`
 }
 
-// apiError is E2B's error body.
-type errorBody struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-// call sends a request to the API and decodes a 2xx answer into out (when
-// not nil); any other answer is an *sbx.Error whose code follows the status
-// and whose message is the API's, prefixed by what was asked.
+// call calls the API (remote.API.Call).
 func (p *Provider) call(ctx context.Context, method, path string, query url.Values, body, out any) (*http.Response, error) {
-	var r io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		r = bytes.NewReader(data)
-	}
-	u := p.cfg.APIURL + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, r)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("X-API-KEY", p.cfg.APIKey)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		return nil, sbx.Errorf(sbx.EUnavailable, "the E2B API at %s does not answer: %v", p.cfg.APIURL, err)
-	}
-	defer resp.Body.Close()
-	p.service.Answered()
-	if resp.StatusCode/100 != 2 {
-		return resp, apiFault(method, path, resp)
-	}
-	if out != nil {
-		if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(out); err != nil {
-			return resp, sbx.Errorf(sbx.EProvider, "e2b: %s %s: a malformed answer: %v", method, path, err)
-		}
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return resp, nil
-}
-
-// apiFault is the *sbx.Error of an answer that is not a 2xx.
-func apiFault(method, path string, resp *http.Response) error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e errorBody
-	msg := strings.TrimSpace(string(data))
-	if json.Unmarshal(data, &e) == nil && e.Message != "" {
-		msg = e.Message
-	}
-	if len(msg) > 512 {
-		msg = msg[:512] + "…"
-	}
-	code := sbx.EProvider
-	switch {
-	case resp.StatusCode == http.StatusBadRequest:
-		code = sbx.EInvalid
-	case resp.StatusCode == http.StatusNotFound:
-		code = sbx.ENotFound
-	case resp.StatusCode == http.StatusConflict:
-		code = sbx.EConflict
-	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusServiceUnavailable:
-		code = sbx.EUnavailable
-	}
-	return sbx.Errorf(code, "e2b: %s %s: %s: %s", method, path, resp.Status, msg)
+	return p.api.Call(ctx, method, path, query, body, out)
 }
 
 // create makes a sandbox of template with the metadata that names it
@@ -175,14 +102,3 @@ func (p *Provider) renew(ctx context.Context, id string) error {
 
 // leaseSeconds is how long a sandbox lives without a renewal, in seconds.
 func (p *Provider) leaseSeconds() int64 { return int64(p.cfg.Lease / time.Second) }
-
-// fault prefixes an error with the sandbox it concerns.
-func fault(id string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if e, ok := err.(*sbx.Error); ok {
-		return &sbx.Error{Code: e.Code, Message: fmt.Sprintf("sandbox %s: %s", id, e.Message), RetryAfter: e.RetryAfter}
-	}
-	return fmt.Errorf("sandbox %s: %w", id, err)
-}

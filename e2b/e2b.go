@@ -79,6 +79,7 @@ type Provider struct {
 	cfg     Config
 	http    *http.Client
 	service remote.Service
+	api     *remote.API
 
 	bridges *agentbridge.Hosts
 	leases  remote.Keeper
@@ -107,6 +108,7 @@ func New(cfg Config) (*Provider, error) {
 		p.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
 			IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true}}
 	}
+	p.api = &remote.API{Provider: Name, Label: "the E2B API at " + cfg.APIURL, URL: cfg.APIURL, Header: "X-API-KEY", Key: cfg.APIKey, HTTP: p.http, Service: &p.service}
 	return p, nil
 }
 
@@ -145,7 +147,7 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 	sb, err := p.create(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
-			p.sweep(spec.SandboxID)
+			remote.Sweep(p, spec.SandboxID)
 		}
 		return sbx.Instance{}, err
 	}
@@ -157,21 +159,6 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 	return sbx.Instance{SandboxID: spec.SandboxID, ProviderSandboxID: sb.SandboxID, Status: sbx.InstanceRunning, Handle: sbx.IDHandle(sb.SandboxID)}, nil
 }
 
-// sweep kills what a create for sandboxID left, if anything.
-func (p *Provider) sweep(sandboxID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	list, err := p.list(ctx)
-	if err != nil {
-		return
-	}
-	for _, sb := range list {
-		if sb.Metadata[MetaSandbox] == sandboxID {
-			p.kill(ctx, sb.SandboxID)
-		}
-	}
-}
-
 // Pause implements sbx.Provider: E2B's pause, which keeps memory.
 func (p *Provider) Pause(ctx context.Context, h sbx.Handle) error {
 	id, err := handleID(h)
@@ -179,7 +166,7 @@ func (p *Provider) Pause(ctx context.Context, h sbx.Handle) error {
 		return err
 	}
 	_, err = p.call(ctx, http.MethodPost, "/sandboxes/"+id+"/pause", nil, nil, nil)
-	return fault(id, err)
+	return remote.Fault(id, err)
 }
 
 // Resume implements sbx.Provider: a connect, which resumes a paused
@@ -192,7 +179,7 @@ func (p *Provider) Resume(ctx context.Context, h sbx.Handle) (sbx.Handle, error)
 	var sb sandbox
 	resp, err := p.call(ctx, http.MethodPost, "/sandboxes/"+id+"/connect", nil, timeoutBody{Timeout: p.leaseSeconds()}, &sb)
 	if err != nil {
-		return h, fault(id, err)
+		return h, remote.Fault(id, err)
 	}
 	if resp.StatusCode == http.StatusOK {
 		return h, sbx.Errorf(sbx.EConflict, "e2b: sandbox %s is running, not paused", id)
@@ -217,7 +204,7 @@ func (p *Provider) kill(ctx context.Context, id string) error {
 	if sbx.ErrorCode(err) == sbx.ENotFound {
 		return nil
 	}
-	return fault(id, err)
+	return remote.Fault(id, err)
 }
 
 // List implements sbx.Provider: this instance's running and paused sandboxes.
@@ -280,7 +267,7 @@ func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) 
 		}
 		sb, err := p.get(ctx, id)
 		if err != nil {
-			return nil, fault(id, err)
+			return nil, remote.Fault(id, err)
 		}
 		if sb.EnvdAccessToken == "" {
 			return nil, sbx.Errorf(sbx.EConflict, "e2b: sandbox %s is %s: its envd cannot be reached", id, cmp.Or(sb.State, "not running"))

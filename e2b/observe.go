@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/remote"
 )
 
 // Watch implements sbx.Watcher: every WatchEvery, it renews the lease of
@@ -45,7 +46,7 @@ func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error
 	}
 	var out logs
 	if _, err := p.call(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id)+"/logs", url.Values{"limit": {"1000"}}, nil, &out); err != nil {
-		return nil, fault(id, err)
+		return nil, remote.Fault(id, err)
 	}
 	lines := make([]sbx.LogLine, 0, len(out.Logs))
 	for _, l := range out.Logs {
@@ -63,7 +64,7 @@ func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, erro
 	}
 	var points []metric
 	if _, err := p.call(ctx, http.MethodGet, "/sandboxes/"+url.PathEscape(id)+"/metrics", nil, nil, &points); err != nil {
-		return sbx.Metrics{}, fault(id, err)
+		return sbx.Metrics{}, remote.Fault(id, err)
 	}
 	m := sbx.Metrics{At: time.Now().UTC()}
 	if n := len(points); n > 0 {

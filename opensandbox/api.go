@@ -1,14 +1,10 @@
 package opensandbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/sbxdev/sbx"
@@ -60,72 +56,10 @@ type endpoint struct {
 	Headers  map[string]string `json:"headers"`
 }
 
-// call sends a request to the API and decodes a 2xx answer into out;
-// any other answer is an *sbx.Error whose code follows the status and
-// whose message is the API's, prefixed by what was asked.
+// call calls the API (remote.API.Call).
 func (p *Provider) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(data)
-	}
-	u := p.cfg.APIURL + "/v1" + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, r)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("OPEN-SANDBOX-API-KEY", p.cfg.APIKey)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		return sbx.Errorf(sbx.EUnavailable, "the OpenSandbox API at %s does not answer: %v", p.cfg.APIURL, err)
-	}
-	defer resp.Body.Close()
-	p.service.Answered()
-	if resp.StatusCode/100 != 2 {
-		return apiFault(method, path, resp)
-	}
-	if out != nil {
-		if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(out); err != nil {
-			return sbx.Errorf(sbx.EProvider, "opensandbox: %s %s: a malformed answer: %v", method, path, err)
-		}
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return nil
-}
-
-// apiFault is the *sbx.Error of an answer that is not a 2xx: OpenSandbox's
-// {"code","message"}.
-func apiFault(method, path string, resp *http.Response) error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct{ Code, Message string }
-	msg := strings.TrimSpace(string(data))
-	if json.Unmarshal(data, &e) == nil && e.Message != "" {
-		msg = e.Message
-	}
-	if len(msg) > 512 {
-		msg = msg[:512] + "…"
-	}
-	code := sbx.EProvider
-	switch resp.StatusCode {
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		code = sbx.EInvalid
-	case http.StatusNotFound:
-		code = sbx.ENotFound
-	case http.StatusConflict:
-		code = sbx.EConflict
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		code = sbx.EUnavailable
-	}
-	return sbx.Errorf(code, "opensandbox: %s %s: %s: %s", method, path, resp.Status, msg)
+	_, err := p.api.Call(ctx, method, path, query, body, out)
+	return err
 }
 
 // create makes a sandbox from image spec.TemplateID with the metadata that
@@ -203,14 +137,3 @@ func (p *Provider) await(ctx context.Context, id, want string) error {
 }
 
 func (p *Provider) leaseSeconds() int64 { return int64(p.cfg.Lease / time.Second) }
-
-// fault prefixes an error with the sandbox it concerns.
-func fault(id string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if e, ok := err.(*sbx.Error); ok {
-		return &sbx.Error{Code: e.Code, Message: fmt.Sprintf("sandbox %s: %s", id, e.Message), RetryAfter: e.RetryAfter}
-	}
-	return fmt.Errorf("sandbox %s: %w", id, err)
-}

@@ -70,6 +70,7 @@ type Provider struct {
 	cfg     Config
 	http    *http.Client
 	service remote.Service
+	api     *remote.API
 	bridges *agentbridge.Hosts
 	leases  remote.Keeper
 }
@@ -97,6 +98,7 @@ func New(cfg Config) (*Provider, error) {
 		p.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
 			IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: true}}
 	}
+	p.api = &remote.API{Provider: Name, Label: "the OpenSandbox API at " + cfg.APIURL, URL: cfg.APIURL + "/v1", Header: "OPEN-SANDBOX-API-KEY", Key: cfg.APIKey, HTTP: p.http, Service: &p.service}
 	return p, nil
 }
 
@@ -135,28 +137,13 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (sbx.Instance, err
 		err = sbx.Errorf(sbx.EProvider, "opensandbox: the API named its new sandbox %q, which is no sandbox ID", sb.ID)
 	}
 	if err == nil && sb.Status.State != stateRunning {
-		err = fault(sb.ID, p.await(ctx, sb.ID, stateRunning))
+		err = remote.Fault(sb.ID, p.await(ctx, sb.ID, stateRunning))
 	}
 	if err != nil {
-		p.sweep(spec.SandboxID)
+		remote.Sweep(p, spec.SandboxID)
 		return sbx.Instance{}, err
 	}
 	return sbx.Instance{SandboxID: spec.SandboxID, ProviderSandboxID: sb.ID, Status: sbx.InstanceRunning, Handle: sbx.IDHandle(sb.ID)}, nil
-}
-
-// sweep deletes what a create for sandboxID left, if anything.
-func (p *Provider) sweep(sandboxID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	list, err := p.list(ctx)
-	if err != nil {
-		return
-	}
-	for _, sb := range list {
-		if sb.Metadata[MetaSandbox] == sandboxID {
-			p.kill(ctx, sb.ID)
-		}
-	}
 }
 
 // Pause implements sbx.Provider: the API's pause, once it is paused.
@@ -175,9 +162,9 @@ func (p *Provider) transition(ctx context.Context, h sbx.Handle, action, want st
 		return err
 	}
 	if err := p.call(ctx, http.MethodPost, "/sandboxes/"+id+"/"+action, nil, nil, nil); err != nil {
-		return fault(id, err)
+		return remote.Fault(id, err)
 	}
-	return fault(id, p.await(ctx, id, want))
+	return remote.Fault(id, p.await(ctx, id, want))
 }
 
 // Kill implements sbx.Provider; a sandbox already gone is no error.
@@ -196,7 +183,7 @@ func (p *Provider) kill(ctx context.Context, id string) error {
 	if sbx.ErrorCode(err) == sbx.ENotFound {
 		return nil
 	}
-	return fault(id, err)
+	return remote.Fault(id, err)
 }
 
 // List implements sbx.Provider: this instance's live sandboxes.
@@ -230,7 +217,7 @@ func (p *Provider) AgentAddr(ctx context.Context, h sbx.Handle) (string, error) 
 	return p.bridges.Addr(id, func() (agentbridge.Remote, error) {
 		var ep endpoint
 		if err := p.call(ctx, http.MethodGet, fmt.Sprintf("/sandboxes/%s/endpoints/%d", id, execdPort), nil, nil, &ep); err != nil {
-			return nil, fault(id, err)
+			return nil, remote.Fault(id, err)
 		}
 		scheme, _, _ := strings.Cut(p.cfg.APIURL, "://")
 		return &execd{http: p.http, base: scheme + "://" + strings.TrimRight(ep.Endpoint, "/"), headers: ep.Headers}, nil
