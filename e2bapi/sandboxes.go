@@ -479,18 +479,13 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request, c sbx.Caller) erro
 		Logs       []logLine `json:"logs"`
 		LogEntries []any     `json:"logEntries"`
 	}{Logs: []logLine{}, LogEntries: []any{}}
-	for cursor := ""; len(out.Logs) < limit; {
-		lines, next, err := s.mgr.Logs(r.Context(), sb, cursor, 1000)
-		if err != nil {
-			return err
-		}
-		for _, l := range lines {
-			if !l.At.Before(start) && len(out.Logs) < limit {
-				out.Logs = append(out.Logs, logLine{Timestamp: l.At.UTC(), Line: l.Line})
-			}
-		}
-		if cursor = next; next == "" {
-			break
+	lines, _, err := s.mgr.Logs(r.Context(), sb, "", math.MaxInt) // the whole log, read once
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if !l.At.Before(start) && len(out.Logs) < limit {
+			out.Logs = append(out.Logs, logLine{Timestamp: l.At.UTC(), Line: l.Line})
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
