@@ -58,6 +58,9 @@ func TestE2BAPIRefusesBadInput(t *testing.T) {
 		{s.key, "POST", "/sandboxes/" + sb.SandboxID + "/pause", `{"memory":false}`, 400, "memory"},
 		{s.key, "POST", "/sandboxes/" + sb.SandboxID + "/fork", `{"timeout":0}`, 400, "timeout"},
 		{s.key, "PUT", "/sandboxes/" + sb.SandboxID + "/network", `{"allowPublicTraffic":true}`, 400, "allowPublicTraffic"},
+		{s.key, "GET", "/sandboxes/" + sb.SandboxID + "/logs?limit=0", "", 400, "limit"},
+		{s.key, "GET", "/sandboxes/" + sb.SandboxID + "/logs?start=yesterday", "", 400, "start"},
+		{s.key, "GET", "/sandboxes/nope/logs", "", 404, "nope"},
 		{s.key, "GET", "/nowhere", "", 404, "no E2B route"},
 	} {
 		status, says := call(c.key, c.method, c.path, c.body)
@@ -70,6 +73,9 @@ func TestE2BAPIRefusesBadInput(t *testing.T) {
 	s.call("POST", "/api/v1/admin/orgs", map[string]any{"name": "e2b-other"}, http.StatusCreated, &other)
 	if status, _ := call(other.Secret, "GET", "/sandboxes/"+sb.SandboxID, ""); status != http.StatusNotFound {
 		t.Errorf("another org's key read the sandbox: %d", status)
+	}
+	if status, _ := call(other.Secret, "GET", "/sandboxes/"+sb.SandboxID+"/logs", ""); status != http.StatusNotFound {
+		t.Errorf("another org's key read the sandbox's logs: %d", status)
 	}
 	if status, _ := call(other.Secret, "DELETE", "/sandboxes/"+sb.SandboxID, ""); status != http.StatusNotFound {
 		t.Errorf("another org's key killed the sandbox: %d", status)
