@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/strictjson"
 )
 
 // Bridge serves sbx's agent API for one sandbox over its Remote. Only
@@ -105,15 +106,30 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func flush(w http.ResponseWriter) { http.NewResponseController(w).Flush() }
 
-// decodeJSON reads a JSON body of at most 1 MiB into v, strictly.
+// decodeJSON reads a JSON body of at most 1 MiB into v as the agent does
+// (internal/strictjson): exact field names, no unknown fields, no null, no
+// trailing data; each problem a 400 naming its field.
 func decodeJSON(r *http.Request, v any) error {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		return Errorf(http.StatusUnsupportedMediaType, "the body must be application/json")
 	}
-	d := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		return Errorf(http.StatusBadRequest, "the body: %v", err)
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
+	if err != nil {
+		return Errorf(http.StatusBadRequest, "reading the body: %v", err)
+	}
+	if len(data) > 1<<20 {
+		return Errorf(http.StatusRequestEntityTooLarge, "the body is larger than 1 MiB")
+	}
+	if err := strictjson.Decode(data, v); err != nil {
+		e := Errorf(http.StatusBadRequest, "%v", err)
+		if se, ok := errors.AsType[*strictjson.Error](err); ok {
+			for _, p := range se.Problems {
+				if p.Field != "" {
+					e.Errors = append(e.Errors, apiv1.FieldError{Field: p.Field, Message: p.Message})
+				}
+			}
+		}
+		return e
 	}
 	return nil
 }
