@@ -72,6 +72,7 @@ func (s *Server) uploadCapability(w http.ResponseWriter, r *http.Request) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, capability.MaxArchiveBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
+		drain(r)
 		err = sbx.Errorf(sbx.EInvalid, "the archive is larger than %d bytes", capability.MaxArchiveBytes)
 	}
 	if err != nil {

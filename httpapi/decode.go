@@ -16,6 +16,12 @@ import (
 // maxBody bounds every request body.
 const maxBody = 1 << 20
 
+// maxDrain bounds what is read and dropped of a body refused for its size,
+// so that a client still sending it finishes and reads the 413: closing on
+// unread bytes resets the connection, and the client sees the reset
+// instead of the answer (nginx's lingering close does the same).
+const maxDrain = 8 << 20
+
 // staleFields are fields of older sandbox APIs that sbx rejects instead of ignoring.
 var staleFields = map[string]bool{
 	"timeoutMs": true, "autoResume": true, "secure": true, "allow_internet_access": true,
@@ -28,10 +34,15 @@ func readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
+		drain(r)
 		return nil, sbx.Errorf(sbx.ETooLarge, "the request body is larger than %d bytes", maxBody)
 	}
 	return data, err
 }
+
+// drain reads and drops what is left of a body refused for its size, up
+// to maxDrain bytes.
+func drain(r *http.Request) { io.CopyN(io.Discard, r.Body, maxDrain) }
 
 // isJSON reports whether a Content-Type names JSON: application/json or a
 // +json type.

@@ -221,36 +221,59 @@ func spendingSums(t *testing.T, dsn string) {
 // 200 goroutines settle 50 sandboxes of one org, with top-ups coming in,
 // until the balance is gone: it never goes below zero, and what the
 // sandboxes were billed plus what is left is what the org had, to the
-// micro-credit.
+// micro-credit. The run ends on the ledger's own word (a settlement that
+// emptied the balance after the last top-up), not after a time, so a slow
+// machine settles as much as a fast one.
 func TestConcurrentSettlementsNeverOverdraw(t *testing.T) { dialects(t, concurrentSettlements) }
 
 func concurrentSettlements(t *testing.T, dsn string) {
 	ctx := context.Background()
 	s := open(t, dsn)
-	const start, topUp = 2_000_000, 100_000
+	const start, topUp, topUpCount = 2_000_000, 100_000, 10
 	org, sbs := funded(t, s, "acme", start, 50)
 	table := pricing.Table{{Resource: pricing.CPU, NanosPerSecond: 1_000_000_000}} // a credit a second per sandbox
 	var clock atomic.Int64                                                         // microseconds after t0
-	var topUps atomic.Int64
-	deadline := time.Now().Add(3 * time.Second)
+	var topUps, toppedUp atomic.Int64
+	var spent atomic.Bool
+	settle := func(sb sbx.Sandbox) (sbx.Settlement, bool) {
+		now := t0.Add(time.Duration(clock.Add(997)) * time.Microsecond)
+		st, err := s.Settle(ctx, sb.ID, now, table)
+		if err != nil {
+			t.Error(err)
+		}
+		return st, err == nil
+	}
+	hang := time.Now().Add(5 * time.Minute) // a guard against a ledger that never empties, not a measure of speed
 	var wg sync.WaitGroup
 	for g := range 200 {
 		wg.Go(func() {
-			for i := 0; time.Now().Before(deadline); i++ {
-				now := t0.Add(time.Duration(clock.Add(997)) * time.Microsecond)
-				if _, err := s.Settle(ctx, sbs[(g+i)%len(sbs)].ID, now, table); err != nil {
-					t.Error(err)
+			for i := 0; !spent.Load(); i++ {
+				if time.Now().After(hang) {
+					t.Error("the balance was not spent after 5 minutes of settling")
 					return
 				}
-				if g == 0 && i%10 == 0 && i < 100 {
+				last := toppedUp.Load() == topUpCount
+				st, ok := settle(sbs[(g+i)%len(sbs)])
+				if !ok {
+					return
+				}
+				if last && st.Emptied() {
+					spent.Store(true)
+				}
+				if g == 0 && toppedUp.Load() < topUpCount {
 					if _, err := s.TopUp(ctx, org.ID, topUp, "more", t0); err != nil {
 						t.Error(err)
 						return
 					}
 					topUps.Add(topUp)
+					toppedUp.Add(1)
 				}
 			}
 		})
+	}
+	wg.Wait()
+	for _, sb := range sbs { // each sandbox settled once more, on an empty balance
+		settle(sb)
 	}
 	wg.Wait()
 	balance, err := s.Balance(ctx, org.ID)
