@@ -21,16 +21,16 @@ type exported struct {
 // of this host's store as a container image, for the kubernetes provider
 // (its nodes pull templates as images) or any container engine.
 func newTemplateExport(g *globals) *cobra.Command {
-	var version, tag, out string
+	var version, tag, prefix, out string
 	cmd := &cobra.Command{
 		Use:   "export NAME -o FILE.tar",
 		Short: "Write a template of this host as a container image (a docker-archive tarball: docker load, ctr images import, crane push)",
 		Long: "The image has one layer, the template's tree, and is configured with its user, working directory,\n" +
 			"ports and an environment as its sandboxes have; its start command is the label " + template.LabelStart + ".\n" +
-			"It is tagged " + template.ImageRepo + "/NAME:VERSION unless --tag names another reference: the kubernetes\n" +
-			"provider runs template NAME as <--k8s-image-prefix>" + template.ImageRepo + "/NAME:VERSION.",
+			"It is tagged <--tag-prefix>" + template.ImageRepo + "/NAME:VERSION unless --tag names another reference,\n" +
+			"as the kubernetes provider runs template NAME: <--k8s-image-prefix>" + template.ImageRepo + "/NAME:VERSION.",
 		Example: "  sbx template export base -o base.tar && ctr -n k8s.io images import base.tar\n" +
-			"  sbx template export base --tag registry.example.com/sbx/" + template.ImageRepo + "/base:v1 -o base.tar && crane push base.tar registry.example.com/sbx/" + template.ImageRepo + "/base:v1",
+			"  sbx template export base --tag-prefix registry.example.com/sbx/ -o base.tar   # then crane push base.tar <the reference it prints>",
 		Args: args("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -41,7 +41,7 @@ func newTemplateExport(g *globals) *cobra.Command {
 				return err
 			}
 			if tag == "" {
-				tag = template.ImageRef("", t)
+				tag = template.ImageRef(prefix, t)
 			}
 			if err := sbximage.Save(out, tag, func(layer string) (v1.Image, error) { return template.Image(t, layer) }); err != nil {
 				return err
@@ -55,7 +55,8 @@ func newTemplateExport(g *globals) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "the version to export (default: the current one)")
-	f.StringVar(&tag, "tag", "", "the image's reference (default "+template.ImageRepo+"/NAME:VERSION)")
+	f.StringVar(&tag, "tag", "", "the image's reference (default <--tag-prefix>"+template.ImageRepo+"/NAME:VERSION)")
+	f.StringVar(&prefix, "tag-prefix", "", "what the image's default reference starts with: a registry and path ending in /, as serve's --k8s-image-prefix")
 	f.StringVarP(&out, "output", "o", "", "the tarball to write")
 	return cmd
 }

@@ -50,6 +50,11 @@ func TestTemplateExport(t *testing.T) {
 		t.Errorf("export left %v", leftovers)
 	}
 
+	prefixed := filepath.Join(out, "prefixed.tar")
+	code, stdout, _ = sbx(t, "template", "export", "app", "--data-dir", dir, "--tag-prefix", "registry.example/sbx/", "-o", prefixed)
+	if code != 0 || strings.TrimSpace(stdout) != prefixed+": registry.example/sbx/"+want {
+		t.Errorf("export --tag-prefix: exit %d, %q", code, stdout)
+	}
 	other := filepath.Join(out, "other.tar")
 	code, stdout, _ = sbx(t, "template", "export", "app", "--data-dir", dir, "--version", tmpl.Version, "--tag", "registry.example/sbx/app:1", "-o", other)
 	if code != 0 || strings.TrimSpace(stdout) != other+": registry.example/sbx/app:1" {
