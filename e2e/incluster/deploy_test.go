@@ -31,8 +31,9 @@ const (
 // starts the meter and the reaper (server.Run).
 const leadsLine = "running the meter, the reaper"
 
-// overlay is testdata/overlay: images tagged e2e, pulled never.
-const overlay = "testdata/overlay"
+// testOverlay is deploy/kubernetes on the test cluster: images tagged e2e,
+// pulled never.
+const testOverlay = "testdata/overlay"
 
 // deployment is sbx as deploy/kubernetes runs it, through overlay, on the
 // test cluster.
@@ -41,10 +42,11 @@ type deployment struct {
 }
 
 // deploy builds the sbx binary, makes its images and the base template's
-// (imported into the cluster), gives the overlay a database and a seal
-// key (the Secret sbx), applies it and waits for both replicas to be
-// ready; the namespaces are deleted when t ends.
-func deploy(t *testing.T) *deployment {
+// (imported into the cluster), gives the overlay (a directory of
+// kustomization.yaml over testOverlay) a database and a seal key (the
+// Secret sbx), applies it and waits for both replicas to be ready; the
+// namespaces are deleted when t ends.
+func deploy(t *testing.T, overlay string) *deployment {
 	t.Helper()
 	k8stest.Cluster(t)
 	bin := buildSbx(t)
@@ -79,8 +81,9 @@ func buildSbx(t *testing.T) string {
 }
 
 // importImages makes serve's and the agent's images (tag e2e) and the base
-// template's with bin, and imports them into the cluster.
-func importImages(t *testing.T, bin string) {
+// template's with bin, imports them into the cluster and answers the base
+// template's image.
+func importImages(t *testing.T, bin string) (baseImage string) {
 	t.Helper()
 	dir := t.TempDir()
 	sbxCLI(t, bin, "kubernetes", "images", "-o", dir, "--tag", "e2e")
@@ -92,15 +95,20 @@ func importImages(t *testing.T, bin string) {
 	if err := os.Symlink(store.Dir, filepath.Join(data, "templates")); err != nil {
 		t.Fatal(err)
 	}
-	sbxCLI(t, bin, "template", "export", "base", "--data-dir", data, "-o", filepath.Join(dir, "base.tar"))
+	out := sbxCLI(t, bin, "template", "export", "base", "--data-dir", data, "-o", filepath.Join(dir, "base.tar"), "--json")
+	var exported struct{ Image string }
+	if err := json.Unmarshal([]byte(out), &exported); err != nil {
+		t.Fatalf("sbx template export: %v: %s", err, out)
+	}
 	for _, f := range []string{"sbx.tar", "sbx-agent.tar", "base.tar"} {
 		k8stest.Import(t, filepath.Join(dir, f))
 	}
+	return exported.Image
 }
 
 func sbxCLI(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
 		t.Fatalf("sbx %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

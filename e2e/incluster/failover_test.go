@@ -19,7 +19,7 @@ import (
 // it); and every sandbox pod and claim left belongs to a sandbox the
 // ledger has running (a claim: or paused).
 func TestReplicaKilledMidCreate(t *testing.T) {
-	d := deploy(t)
+	d := deploy(t, testOverlay)
 	lead := leader(t, "")
 	t.Logf("%s leads", lead.Name)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
