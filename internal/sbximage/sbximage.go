@@ -125,6 +125,9 @@ type file struct {
 // image is an image of one layer holding files (and their parent
 // directories), configured with c.
 func image(files []file, layerFile string, b Build, c v1.Config) (v1.Image, error) {
+	if b.Created.IsZero() {
+		b.Created = time.Unix(0, 0).UTC()
+	}
 	if err := writeLayer(files, layerFile, b.Created); err != nil {
 		return nil, err
 	}

@@ -107,8 +107,8 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.OS != "linux" || cfg.Architecture != runtime.GOARCH {
-		t.Errorf("platform %s/%s", cfg.OS, cfg.Architecture)
+	if cfg.OS != "linux" || cfg.Architecture != runtime.GOARCH || cfg.Created.Unix() != 0 {
+		t.Errorf("platform %s/%s, created %v", cfg.OS, cfg.Architecture, cfg.Created)
 	}
 	c := cfg.Config
 	if !slices.Equal(c.Entrypoint, []string{"/sbx", "serve"}) || c.User != "65532:65532" || c.Labels["org.opencontainers.image.version"] != "v1.2.3" || c.Labels["org.opencontainers.image.revision"] != "abc" {
