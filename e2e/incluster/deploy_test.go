@@ -42,9 +42,9 @@ type deployment struct {
 }
 
 // deploy builds the sbx binary, makes its images and the base template's
-// (imported into the cluster), gives the overlay (a directory of
-// kustomization.yaml over testOverlay) a database and a seal key (the
-// Secret sbx), applies it and waits for both replicas to be ready; the
+// (imported into the cluster), makes the Secret sbx (a database of its own
+// and a seal key), applies overlay (a directory of kustomization.yaml over
+// testOverlay, or it) and waits for both replicas to be ready; the
 // namespaces are deleted when t ends.
 func deploy(t *testing.T, overlay string) *deployment {
 	t.Helper()
@@ -52,7 +52,9 @@ func deploy(t *testing.T, overlay string) *deployment {
 	bin := buildSbx(t)
 	importImages(t, bin)
 	dsn := k8stest.PodPostgres(t)
-	kubectl(t, "apply", "-k", overlay)
+	// As docs/KUBERNETES.md has an operator do it: the namespace and the
+	// Secret, then the rest.
+	kubectl(t, "create", "namespace", serveNS)
 	t.Cleanup(func() {
 		if t.Failed() {
 			dump(t)
@@ -66,6 +68,7 @@ func deploy(t *testing.T, overlay string) *deployment {
 		t.Fatal(err)
 	}
 	kubectl(t, "-n", serveNS, "create", "secret", "generic", "sbx", "--from-literal=database-url="+dsn, "--from-file=seal.key="+seal)
+	kubectl(t, "apply", "-k", overlay)
 	kubectl(t, "-n", serveNS, "rollout", "status", "deploy/sbx", "--timeout=5m")
 	return &deployment{key: adminKey(t)}
 }
