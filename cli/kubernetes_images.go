@@ -21,8 +21,8 @@ func newKubernetesImages(g *globals) *cobra.Command {
 		Use:   "images -o DIR",
 		Short: "Write the images sbx runs from on Kubernetes, made of this binary: DIR/sbx.tar and DIR/sbx-agent.tar",
 		Long: "sbx.tar is serve's image, FROM scratch: this sbx binary at /sbx, the CA bundle (--ca-certs) and the\n" +
-			"entrypoint `/sbx serve`, as user 65532. sbx-agent.tar holds the agent binary this sbx carries at\n" +
-			"/sbx-agent, the image --k8s-agent-image names. Both are tagged <--tag-prefix>NAME:<--tag> (by default\n" +
+			"entrypoint `/sbx serve`, as user 65532. sbx-agent.tar holds the agent binary this sbx carries at /sbx\n" +
+			"(/.sbx/sbx in a sandbox), the image --k8s-agent-image names. Both are tagged <--tag-prefix>NAME:<--tag> (by default\n" +
 			"this sbx's version); load them with docker load or ctr images import, or push them with crane push or\n" +
 			"skopeo copy.",
 		Example: "  sbx kubernetes images -o images --tag-prefix registry.example.com/sbx/ --tag v1\n" +

@@ -21,7 +21,7 @@ type exported struct {
 // of this host's store as a container image, for the kubernetes provider
 // (its nodes pull templates as images) or any container engine.
 func newTemplateExport(g *globals) *cobra.Command {
-	var version, tag, prefix, out string
+	var version, tag, prefix, templatesDir, out string
 	cmd := &cobra.Command{
 		Use:   "export NAME -o FILE.tar",
 		Short: "Write a template of this host as a container image (a docker-archive tarball: docker load, ctr images import, crane push)",
@@ -36,7 +36,11 @@ func newTemplateExport(g *globals) *cobra.Command {
 			if out == "" {
 				return usagef("%s needs -o FILE.tar\nusage: %s", cmd.CommandPath(), cmd.UseLine())
 			}
-			t, err := g.templates().At(args[0], version)
+			store := g.templates()
+			if templatesDir != "" {
+				store = template.Store{Dir: templatesDir}
+			}
+			t, err := store.At(args[0], version)
 			if err != nil {
 				return err
 			}
@@ -57,6 +61,7 @@ func newTemplateExport(g *globals) *cobra.Command {
 	f.StringVar(&version, "version", "", "the version to export (default: the current one)")
 	f.StringVar(&tag, "tag", "", "the image's reference (default <--tag-prefix>"+template.ImageRepo+"/NAME:VERSION)")
 	f.StringVar(&prefix, "tag-prefix", "", "what the image's default reference starts with: a registry and path ending in /, as serve's --k8s-image-prefix")
+	f.StringVar(&templatesDir, "templates-dir", "", "where the templates live, as serve's --templates-dir (default <data-dir>/templates)")
 	f.StringVarP(&out, "output", "o", "", "the tarball to write")
 	return cmd
 }

@@ -50,6 +50,11 @@ func TestTemplateExport(t *testing.T) {
 		t.Errorf("export left %v", leftovers)
 	}
 
+	byDir := filepath.Join(out, "by-dir.tar")
+	code, stdout, _ = sbx(t, "template", "export", "app", "--templates-dir", filepath.Join(dir, "templates"), "-o", byDir)
+	if code != 0 || strings.TrimSpace(stdout) != byDir+": "+want {
+		t.Errorf("export --templates-dir: exit %d, %q", code, stdout)
+	}
 	prefixed := filepath.Join(out, "prefixed.tar")
 	code, stdout, _ = sbx(t, "template", "export", "app", "--data-dir", dir, "--tag-prefix", "registry.example/sbx/", "-o", prefixed)
 	if code != 0 || strings.TrimSpace(stdout) != prefixed+": registry.example/sbx/"+want {

@@ -44,15 +44,15 @@ func TestKubernetesImages(t *testing.T) {
 		t.Error("serve's image has no CA bundle")
 	}
 
-	agent := imageFiles(t, written[1].File, written[1].Image)["sbx-agent"]
+	agent := imageFiles(t, written[1].File, written[1].Image)["sbx"]
 	if len(agent) == 0 || len(agent) >= len(self) {
-		t.Fatalf("the agent's image's /sbx-agent has %d bytes, sbx %d", len(agent), len(self))
+		t.Fatalf("the agent's image's /sbx has %d bytes, sbx %d", len(agent), len(self))
 	}
 	bin := filepath.Join(t.TempDir(), "sbx-agent")
 	os.WriteFile(bin, agent, 0o755)
 	usage, err := exec.Command(bin).CombinedOutput()
 	if !strings.Contains(string(usage), "usage: sbx-agent agent") {
-		t.Errorf("/sbx-agent run alone: %v: %s", err, usage)
+		t.Errorf("the agent's /sbx run alone: %v: %s", err, usage)
 	}
 }
 

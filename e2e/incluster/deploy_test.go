@@ -94,11 +94,7 @@ func importImages(t *testing.T, bin string) (baseImage string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := t.TempDir() // a data dir whose templates are the shared ones
-	if err := os.Symlink(store.Dir, filepath.Join(data, "templates")); err != nil {
-		t.Fatal(err)
-	}
-	out := sbxCLI(t, bin, "template", "export", "base", "--data-dir", data, "-o", filepath.Join(dir, "base.tar"), "--json")
+	out := sbxCLI(t, bin, "template", "export", "base", "--templates-dir", store.Dir, "-o", filepath.Join(dir, "base.tar"), "--json")
 	var exported struct{ Image string }
 	if err := json.Unmarshal([]byte(out), &exported); err != nil {
 		t.Fatalf("sbx template export: %v: %s", err, out)

@@ -30,7 +30,7 @@ spec:
   - name: box
     image: ` + base + `
     imagePullPolicy: Never
-    command: [/bin/sh, -c, 'id -un; ls -l /.sbx/sbx-agent; /.sbx/sbx-agent; uname -r']
+    command: [/bin/sh, -c, 'id -un; ls -l /.sbx/sbx; /.sbx/sbx; uname -r']
     volumeMounts: [{name: agent, mountPath: /.sbx}]
   volumes:
   - name: agent

@@ -2,8 +2,9 @@
 // (docs/KUBERNETES.md), from the binaries themselves and without a
 // container engine: serve's (FROM scratch: the sbx binary at /sbx, the
 // host's CA bundle, entrypoint `/sbx serve`) and the agent's (the agent
-// binary alone at /sbx-agent, which the kubernetes provider mounts into
-// every sandbox pod as an image volume). Write saves an image as a
+// binary alone at /sbx, which the kubernetes provider mounts into every
+// sandbox pod as an image volume at /.sbx: /.sbx/sbx, as on the local and
+// docker providers). Write saves an image as a
 // docker-archive tarball, which `docker load` and `ctr images import`
 // take and `crane push` or `skopeo copy` push to a registry.
 package sbximage
@@ -34,7 +35,7 @@ const (
 	ServeRepo   = "sbx"
 	AgentRepo   = "sbx-agent"
 	ServeBinary = "/sbx"
-	AgentBinary = "/sbx-agent"
+	AgentBinary = "/sbx"
 	CACerts     = "/etc/ssl/certs/ca-certificates.crt"
 	// User is whom serve's image runs as: serve on Kubernetes needs no
 	// root (65532, distroless's "nonroot").
@@ -68,9 +69,9 @@ func Serve(binary, caCerts, layerFile string, b Build) (v1.Image, error) {
 	})
 }
 
-// Agent is the agent's image: the binary at binary as /sbx-agent, mode
-// 0755, nothing else; a sandbox pod mounts it and runs `/.sbx/sbx-agent
-// agent …`, so its entrypoint is that too.
+// Agent is the agent's image: the binary at binary as /sbx, mode 0755,
+// nothing else; a sandbox pod mounts it at /.sbx and runs `/.sbx/sbx agent
+// …`, so its entrypoint is `/sbx agent`.
 func Agent(binary, layerFile string, b Build) (v1.Image, error) {
 	if err := CheckStatic(binary); err != nil {
 		return nil, err

@@ -153,8 +153,8 @@ func TestAgent(t *testing.T) {
 	}
 	want, _ := os.ReadFile(bin)
 	fs := files(t, back)
-	if e := fs["sbx-agent"]; !bytes.Equal(e.data, want) || e.mode != 0o755 || len(fs) != 1 {
-		t.Errorf("/sbx-agent: mode %o, %d bytes of %d; %d entries", e.mode, len(e.data), len(want), len(fs))
+	if e := fs["sbx"]; !bytes.Equal(e.data, want) || e.mode != 0o755 || len(fs) != 1 {
+		t.Errorf("/sbx: mode %o, %d bytes of %d; %d entries", e.mode, len(e.data), len(want), len(fs))
 	}
 	cfg, _ := back.ConfigFile()
 	if cfg.Config.User != "" {
