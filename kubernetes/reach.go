@@ -134,9 +134,21 @@ func (t *tunnels) serve(l net.Listener, id string, port int) {
 		}
 		go func() {
 			defer conn.Close()
-			t.p.exec(context.Background(), podName(id), []string{agentBin, "agent", "pipe", strconv.Itoa(port)}, conn, conn)
+			t.p.exec(context.Background(), podName(id), []string{agentBin, "agent", "pipe", strconv.Itoa(port)}, eofReader{conn}, conn)
 		}()
 	}
+}
+
+// eofReader ends where its reader fails: a tunnel's connection closed by
+// its client is the end of the exec's stdin, not an error to log.
+type eofReader struct{ r io.Reader }
+
+func (e eofReader) Read(b []byte) (int, error) {
+	n, err := e.r.Read(b)
+	if err != nil {
+		err = io.EOF
+	}
+	return n, err
 }
 
 // close stops id's tunnels (its pod is going); connections they made end
