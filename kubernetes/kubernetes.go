@@ -83,8 +83,9 @@ type Config struct {
 	Namespace  string // where sandboxes' pods and claims live; default DefaultNamespace
 	// Name is the serve instance's: its pods are labelled with it. Default "sbx".
 	Name string
-	// AgentImage is the image holding the static agent at /sbx-agent
-	// (`sbx kubernetes images`), mounted at /.sbx in every pod.
+	// AgentImage is the image holding the static agent at /sbx
+	// (`sbx kubernetes images`), mounted at /.sbx in every pod: /.sbx/sbx, as
+	// on the local and docker providers.
 	AgentImage string
 	// RuntimeClass is the pods' RuntimeClass; default DefaultRuntimeClass.
 	RuntimeClass string

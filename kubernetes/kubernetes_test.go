@@ -95,7 +95,7 @@ func importAgent(dir string) error {
 	}
 	var layer bytes.Buffer
 	tw := tar.NewWriter(&layer)
-	tw.WriteHeader(&tar.Header{Name: "sbx-agent", Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg})
+	tw.WriteHeader(&tar.Header{Name: "sbx", Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg})
 	tw.Write(data)
 	tw.Close()
 	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer.Bytes())), nil })

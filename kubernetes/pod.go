@@ -20,7 +20,7 @@ import (
 // agentDir, which reads its token from tokenFIFO.
 const (
 	agentDir   = "/.sbx"
-	agentBin   = agentDir + "/sbx-agent"
+	agentBin   = agentDir + "/sbx" // as on the local and docker providers
 	tokenFIFO  = "/run/sbx-agent/token"
 	container  = "sandbox"
 	defaultDir = "/workspace" // the agent's default working directory
