@@ -22,20 +22,22 @@ import (
 //	agent echo PORT…
 //	agent give-token PATH
 //	agent pipe PORT
+//	agent stats
 //
 // The first serves the agent API until SIGTERM or SIGINT; the second an HTTP
 // and WebSocket echo server on each port (package echoserver), which the
 // preview tests and `sbx bench preview` start in a sandbox, where the agent's
-// binary always is; the last two are run in a sandbox by a provider that
-// reaches it only through exec (fifo.go): give-token hands the agent its
-// token, pipe tunnels a connection to a port. Main reports what went wrong on stderr and answers the
+// binary always is; the last three are run in a sandbox by a provider that
+// reaches it only through exec: give-token hands the agent its token, pipe
+// tunnels a connection to a port (fifo.go), stats measures the sandbox
+// (stats.go). Main reports what went wrong on stderr and answers the
 // exit code: 2 for a bad command line, 1 for a failure.
 func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	run := serve
 	if len(args) > 0 {
-		if sub, ok := map[string]func(context.Context, []string, io.Writer) error{"echo": echo, "give-token": giveToken, "pipe": pipe}[args[0]]; ok {
+		if sub, ok := map[string]func(context.Context, []string, io.Writer) error{"echo": echo, "give-token": giveToken, "pipe": pipe, "stats": stats}[args[0]]; ok {
 			run, args = sub, args[1:]
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -194,8 +195,9 @@ func run(t *testing.T, a agentcall.Agent, argv ...string) string {
 
 // The pod runs under gVisor, its agent answers its token at the pod's IP
 // and through the API server (each connection a pods/exec), the token is
-// in no pod spec or environment, and a pause is a filesystem stop: the
-// pod goes, the working directory's files stay for the pod resume boots.
+// in no pod spec or environment, metrics and logs come from the sandbox,
+// and a pause is a filesystem stop: the pod goes, the working directory's
+// files stay for the pod resume boots.
 func TestSandboxThroughBothReaches(t *testing.T) {
 	p := newProvider(t, nil)
 	in := create(t, p, sbx.Spec{Env: map[string]string{"GREETING": "hello"}})
@@ -227,6 +229,15 @@ func TestSandboxThroughBothReaches(t *testing.T) {
 	}
 	if err := writeFile(ctx(t), mustAddr(t, p, in), in, "/tmp/lost.txt", "lost\n"); err != nil {
 		t.Fatal(err)
+	}
+
+	m, err := viaAPI.Metrics(ctx(t), in.Handle)
+	if err != nil || m.CPUSeconds <= 0 || m.MemoryBytes <= 0 || m.Processes < 1 {
+		t.Errorf("metrics: %+v %v", m, err)
+	}
+	logs, err := p.Logs(ctx(t), in.Handle)
+	if err != nil || !slices.ContainsFunc(logs, func(l sbx.LogLine) bool { return strings.Contains(l.Line, "agent serving") && !l.At.IsZero() }) {
+		t.Errorf("the pod's log lacks the agent's line: %+v %v", logs, err)
 	}
 
 	if err := p.Pause(ctx(t), in.Handle); err != nil {

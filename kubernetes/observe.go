@@ -3,10 +3,13 @@ package kubernetes
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/apiv1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -87,4 +90,24 @@ func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error
 		out = append(out, sbx.LogLine{At: at.UTC(), Source: Name, Line: line})
 	}
 	return out, sc.Err()
+}
+
+// Metrics implements sbx.MetricsReader: the sandbox's own measure
+// (`agent stats`, through pods/exec: its cgroup's CPU seconds and memory,
+// its processes). The metrics API gives a CPU rate, not seconds, and a
+// cluster may serve none.
+func (p *Provider) Metrics(ctx context.Context, h sbx.Handle) (sbx.Metrics, error) {
+	id, err := handleID(h)
+	if err != nil {
+		return sbx.Metrics{}, err
+	}
+	var out strings.Builder
+	if err := p.exec(ctx, podName(id), []string{agentBin, "agent", "stats"}, nil, &limited{w: &out, n: 4 << 10}); err != nil {
+		return sbx.Metrics{}, fmt.Errorf("measuring sandbox %s: %w", id, err)
+	}
+	var st apiv1.AgentStats
+	if err := json.Unmarshal([]byte(out.String()), &st); err != nil {
+		return sbx.Metrics{}, fmt.Errorf("measuring sandbox %s: %q: %w", id, out.String(), err)
+	}
+	return sbx.Metrics{At: time.Now().UTC(), CPUSeconds: st.CPUSeconds, MemoryBytes: st.MemoryBytes, Processes: st.Processes}, nil
 }
