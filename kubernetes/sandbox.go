@@ -69,6 +69,17 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 	return sbx.Instance{SandboxID: spec.SandboxID, ProviderSandboxID: id, Status: sbx.InstanceRunning, Handle: sbx.IDHandle(id)}, nil
 }
 
+// Admit implements sbx.Admitter: what the provider does not start
+// sandboxes from, and a template that is neither the store's nor an image
+// reference, are refused before any row is written.
+func (p *Provider) Admit(_ context.Context, spec sbx.Spec) error {
+	if err := unsupported(spec); err != nil {
+		return err
+	}
+	_, err := p.source(spec)
+	return err
+}
+
 // unsupported refuses what the provider does not start sandboxes from.
 func unsupported(spec sbx.Spec) error {
 	if spec.Snapshot != nil || spec.Image != nil || len(spec.Volumes) > 0 {
