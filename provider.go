@@ -70,6 +70,14 @@ type Hibernator interface {
 	Hibernate(ctx context.Context, h Handle) error
 }
 
+// TokenResumer is implemented by providers whose resume boots new compute
+// on what a pause kept (a filesystem-only pause): the new compute's agent
+// needs the sandbox's access token, which no handle holds. Lifecycle calls
+// ResumeWithToken in place of Resume.
+type TokenResumer interface {
+	ResumeWithToken(ctx context.Context, h Handle, token string) (Handle, error)
+}
+
 // AgentDialer is implemented by providers whose sandboxes run sbx's agent as
 // their first process: it returns the address (host:port) at which serve
 // reaches the agent of a running sandbox.
@@ -143,6 +151,7 @@ type Capabilities struct {
 type Spec struct {
 	SandboxID         string // the sbx UUID; providers label compute with it
 	ProviderSandboxID string // the ID to use where the provider lets sbx choose
+	OrgID, ProjectID  string // whose it is, for providers that label compute with it
 	TemplateID        string
 	TemplateVersion   string // the version of the template to start from; "": its current one
 	Kind              Kind

@@ -99,6 +99,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := os.MkdirAll(a.workdir, 0o755); err != nil {
 		a.log.Warn("no working directory", "workdir", a.workdir, "err", err)
 	}
+	a.ownWorkdir()
 	if cfg.Start != "" {
 		c, err := a.startCommand(apiv1.StartCommandRequest{Cmd: cfg.Start, Tag: StartTag})
 		if err != nil {

@@ -203,3 +203,26 @@ func eachLine(path string, fn func([]string)) error {
 	}
 	return sc.Err()
 }
+
+// ownWorkdir gives an empty working directory of root's to the default
+// user: a volume mounted there (a Kubernetes sandbox's, which keeps the
+// directory across a pause) starts empty and root's, where the template's
+// own directory was the user's. A directory holding anything is left as
+// it is (a new filesystem's lost+found aside).
+func (a *Agent) ownWorkdir() {
+	acct, err := a.lookupAccount("")
+	if err != nil || acct.cred == nil || acct.uid == 0 {
+		return
+	}
+	var st syscall.Stat_t
+	if syscall.Stat(a.workdir, &st) != nil || st.Uid != 0 {
+		return
+	}
+	entries, err := os.ReadDir(a.workdir)
+	if err != nil || len(entries) > 1 || len(entries) == 1 && entries[0].Name() != "lost+found" { // a new ext4 volume's
+		return
+	}
+	if err := os.Chown(a.workdir, int(acct.uid), int(acct.gid)); err != nil {
+		a.log.Warn("the working directory stays root's", "workdir", a.workdir, "err", err)
+	}
+}

@@ -219,3 +219,12 @@ type FileEvent struct {
 	At    time.Time `json:"at"`
 	Error string    `json:"error,omitempty"`
 }
+
+// AgentStats is what `sbx agent stats`, run in a sandbox, prints: the
+// sandbox's CPU seconds and memory as its cgroup counts them, and its
+// processes.
+type AgentStats struct {
+	CPUSeconds  float64 `json:"cpuSeconds"`
+	MemoryBytes int64   `json:"memoryBytes"`
+	Processes   int64   `json:"processes"`
+}

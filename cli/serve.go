@@ -13,6 +13,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/events"
+	"github.com/sbxdev/sbx/kubernetes"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
 	"github.com/sbxdev/sbx/oci"
@@ -108,8 +109,20 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.NoVNCDir, "novnc-dir", "/usr/share/novnc", "noVNC's files (Debian's novnc), which sandboxes' desktop viewers load from serve; empty: no viewer")
 	f.StringVar(&cfg.TLSCert, "tls-cert", os.Getenv("SBX_TLS_CERT"), "serve HTTPS with this PEM certificate (with --tls-key; for previews, one valid for *.<domain> too), read again when it changes ($SBX_TLS_CERT)")
 	f.StringVar(&cfg.TLSKey, "tls-key", os.Getenv("SBX_TLS_KEY"), "the PEM private key of --tls-cert ($SBX_TLS_KEY)")
-	f.StringVar(&cfg.DefaultProvider, "provider", env("SBX_PROVIDER", "local"), "the default provider of new sandboxes: local (gVisor on this host), docker (a Docker daemon, --docker-host), e2b (an E2B API, --e2b-api-url) or opensandbox (an OpenSandbox server, --opensandbox-url) ($SBX_PROVIDER)")
-	f.StringSliceVar(&cfg.AlsoProviders, "also-provider", nil, "providers to run beside --provider, which a create may name (\"provider\"), separated by commas: local, docker, e2b, opensandbox")
+	f.StringVar(&cfg.DefaultProvider, "provider", env("SBX_PROVIDER", defaultProvider()), "the default provider of new sandboxes: local (gVisor on this host), docker (a Docker daemon, --docker-host), e2b (an E2B API, --e2b-api-url), opensandbox (an OpenSandbox server, --opensandbox-url) or kubernetes (pods of a cluster, --k8s-…; the default in a cluster's pod) ($SBX_PROVIDER)")
+	f.StringSliceVar(&cfg.AlsoProviders, "also-provider", nil, "providers to run beside --provider, which a create may name (\"provider\"), separated by commas: local, docker, e2b, opensandbox, kubernetes")
+	k := &cfg.Kubernetes
+	f.StringVar(&k.Kubeconfig, "k8s-kubeconfig", env("SBX_K8S_KUBECONFIG", os.Getenv("KUBECONFIG")), "the kubeconfig of the kubernetes provider's cluster (default: the pod's in-cluster credentials) ($SBX_K8S_KUBECONFIG, $KUBECONFIG)")
+	f.StringVar(&k.Namespace, "k8s-namespace", env("SBX_K8S_NAMESPACE", kubernetes.DefaultNamespace), "the namespace of kubernetes sandboxes' pods and claims ($SBX_K8S_NAMESPACE)")
+	f.StringVar(&k.AgentImage, "k8s-agent-image", os.Getenv("SBX_K8S_AGENT_IMAGE"), "the sbx-agent image `sbx kubernetes images` made, which every kubernetes sandbox mounts its agent from ($SBX_K8S_AGENT_IMAGE)")
+	f.StringVar(&k.RuntimeClass, "k8s-runtime-class", env("SBX_K8S_RUNTIME_CLASS", kubernetes.DefaultRuntimeClass), "the RuntimeClass of kubernetes sandboxes' pods ($SBX_K8S_RUNTIME_CLASS)")
+	f.StringVar(&k.Reach, "k8s-reach", env("SBX_K8S_REACH", kubernetes.ReachPodIP), "how serve reaches kubernetes sandboxes: pod-ip (serve routes to pods: in the cluster) or apiserver (every connection through the API server's pods/exec) ($SBX_K8S_REACH)")
+	f.StringVar(&k.StorageClass, "k8s-storage-class", os.Getenv("SBX_K8S_STORAGE_CLASS"), "the StorageClass of kubernetes sandboxes' working directories, which a pause keeps (default: the cluster's default class) ($SBX_K8S_STORAGE_CLASS)")
+	f.StringVar(&k.ImagePrefix, "k8s-image-prefix", os.Getenv("SBX_K8S_IMAGE_PREFIX"), "the registry path before sbx-template/NAME:VERSION, where the operator pushed the images `sbx template export` made ($SBX_K8S_IMAGE_PREFIX)")
+	f.StringVar(&k.PriorityClass, "k8s-priority-class", os.Getenv("SBX_K8S_PRIORITY_CLASS"), "the PriorityClass of kubernetes sandboxes' pods ($SBX_K8S_PRIORITY_CLASS)")
+	f.StringToStringVar(&k.NodeSelector, "k8s-node-selector", nil, "labels (KEY=VALUE,…) a node must have to run kubernetes sandboxes")
+	f.Int64Var(&k.CPURequestPercent, "k8s-cpu-request-percent", kubernetes.DefaultCPURequestPercent, "the share of a kubernetes sandbox's CPU limit its pod requests of the scheduler (CPU is overcommitted; memory is requested as limited)")
+	f.DurationVar(&k.StartTimeout, "k8s-start-timeout", kubernetes.DefaultStartTimeout, "how long a kubernetes sandbox's pod may stay pending before its create fails, naming why")
 	f.StringVar(&cfg.Docker.Host, "docker-host", env("SBX_DOCKER_HOST", "unix:///var/run/docker.sock"), "the Docker daemon of --provider docker: unix:///path/to/docker.sock or tcp://host:port ($SBX_DOCKER_HOST)")
 	f.StringVar(&cfg.Docker.Runtime, "docker-runtime", os.Getenv("SBX_DOCKER_RUNTIME"), "the OCI runtime the Docker daemon runs docker sandboxes with, e.g. runsc where gVisor is registered with it (default: the daemon's) ($SBX_DOCKER_RUNTIME)")
 	f.StringVar(&cfg.E2B.APIURL, "e2b-api-url", env("SBX_E2B_API_URL", "https://api.e2b.app"), "the E2B API of the e2b provider: E2B's, or any server of that API (another sbx's /e2b) ($SBX_E2B_API_URL)")
@@ -152,6 +165,15 @@ func newServe(g *globals) *cobra.Command {
 	f.Var(kycValue{&cfg.UIOff}, "ui", "the web console at / (assets under /ui/): on, or off, where / is the API's 404 ($SBX_UI)")
 	f.StringVar(&logLevel, "log-level", env("SBX_LOG_LEVEL", "info"), "debug, info, warn or error ($SBX_LOG_LEVEL)")
 	return cmd
+}
+
+// defaultProvider is the provider of a serve that names none: kubernetes
+// in a cluster's pod, else local.
+func defaultProvider() string {
+	if server.InCluster() {
+		return kubernetes.Name
+	}
+	return local.Name
 }
 
 // env returns the environment variable name, or def when it is empty.

@@ -224,8 +224,7 @@ func dropTokenCookie(r *http.Request) {
 // refused at once (a 502), not retried.
 var previewTransport = &http.Transport{
 	DialContext: func(ctx context.Context, network, host string) (net.Conn, error) {
-		d := net.Dialer{Timeout: 10 * time.Second}
-		return d.DialContext(ctx, network, agentcall.AddrOf(host))
+		return agentcall.DialPort(ctx, network, agentcall.AddrOf(host))
 	},
 	MaxIdleConnsPerHost: 32,
 	IdleConnTimeout:     30 * time.Second,

@@ -228,8 +228,8 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 		sb.SnapshotID = sn.ID
 	}
 	spec := sbx.Spec{
-		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, TemplateID: sb.TemplateID, TemplateVersion: req.templateVersion, Kind: sb.Kind,
-		Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken, Image: req.Image,
+		SandboxID: sb.ID, ProviderSandboxID: sb.ProviderSandboxID, OrgID: sb.OrgID, ProjectID: sb.ProjectID,
+		TemplateID: sb.TemplateID, TemplateVersion: req.templateVersion, Kind: sb.Kind, Resources: sb.Resources, Env: req.Env, Metadata: sb.Metadata, AccessToken: sb.AccessToken, Image: req.Image,
 	}
 	if egress != nil {
 		spec.Egress = *egress

@@ -193,6 +193,9 @@ func (m *Manager) resume(ctx context.Context, id string, timeout time.Duration, 
 			if err := applyEgress(ctx, p, sb); err != nil {
 				return nil, err
 			}
+			if r, ok := p.(sbx.TokenResumer); ok {
+				return r.ResumeWithToken(ctx, sb.Handle, sb.AccessToken)
+			}
 			return p.Resume(ctx, sb.Handle)
 		},
 		settle: func(sb *sbx.Sandbox, t sbx.Transition, result any) {

@@ -63,7 +63,7 @@ func (f Factory) create(t *testing.T, p sbx.Provider) (sbx.Spec, sbx.Instance) {
 	t.Helper()
 	spec := sbx.Spec{
 		SandboxID: uuid.NewString(), ProviderSandboxID: "conf" + uuid.NewString()[:8], TemplateID: f.Template, Kind: sbx.KindTask,
-		Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 256}, Env: map[string]string{"SBX_CONFORMANCE": "1"}, AccessToken: "token",
+		Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 256}, Env: map[string]string{"SBX_CONFORMANCE": "1"}, AccessToken: suiteToken,
 	}
 	in, err := p.Create(f.ctx(t), spec)
 	if err != nil {
@@ -71,6 +71,18 @@ func (f Factory) create(t *testing.T, p sbx.Provider) (sbx.Spec, sbx.Instance) {
 	}
 	t.Cleanup(func() { p.Kill(context.Background(), in.Handle) })
 	return spec, in
+}
+
+// suiteToken is the access token of every sandbox the suite makes.
+const suiteToken = "conformance-token-0123456789abcdef"
+
+// resume resumes h, with the suite's token where the provider boots new
+// compute on resume (sbx.TokenResumer).
+func resume(ctx context.Context, p sbx.Provider, h sbx.Handle) (sbx.Handle, error) {
+	if r, ok := p.(sbx.TokenResumer); ok {
+		return r.ResumeWithToken(ctx, h, suiteToken)
+	}
+	return p.Resume(ctx, h)
 }
 
 // find returns the listed instance for sandboxID.
@@ -133,7 +145,7 @@ func testPauseResume(t *testing.T, f Factory) {
 	if err := p.Pause(ctx, in.Handle); err == nil {
 		t.Error("pausing a paused sandbox must fail")
 	}
-	h, err := p.Resume(ctx, in.Handle)
+	h, err := resume(ctx, p, in.Handle)
 	if err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
@@ -141,7 +153,7 @@ func testPauseResume(t *testing.T, f Factory) {
 		t.Fatal("Resume returned an empty handle")
 	}
 	wantStatus(t, ctx, p, spec.SandboxID, sbx.InstanceRunning)
-	if _, err := p.Resume(ctx, h); err == nil {
+	if _, err := resume(ctx, p, h); err == nil {
 		t.Error("resuming a running sandbox must fail")
 	}
 }
@@ -162,7 +174,7 @@ func testHibernate(t *testing.T, f Factory) {
 	if err := p.Pause(ctx, in.Handle); err == nil {
 		t.Error("pausing a hibernated sandbox must fail")
 	}
-	h, err := p.Resume(ctx, in.Handle)
+	h, err := resume(ctx, p, in.Handle)
 	if err != nil {
 		t.Fatalf("Resume of a hibernated sandbox: %v", err)
 	}
@@ -178,7 +190,7 @@ func testHibernate(t *testing.T, f Factory) {
 	if f.Reopen != nil {
 		p = f.Reopen(t, p)
 	}
-	if h, err = p.Resume(ctx, h); err != nil {
+	if h, err = resume(ctx, p, h); err != nil {
 		t.Fatalf("Resume of a sandbox hibernated by an earlier process: %v", err)
 	}
 	wantStatus(t, ctx, p, spec.SandboxID, sbx.InstanceRunning)
@@ -227,7 +239,7 @@ func testBadHandle(t *testing.T, f Factory) {
 		if err := p.Pause(ctx, h); err == nil {
 			t.Errorf("Pause(%+v) succeeded", h)
 		}
-		if _, err := p.Resume(ctx, h); err == nil {
+		if _, err := resume(ctx, p, h); err == nil {
 			t.Errorf("Resume(%+v) succeeded", h)
 		}
 	}
@@ -261,7 +273,7 @@ func testEgress(t *testing.T, f Factory) {
 	ctx := f.ctx(t)
 	spec := sbx.Spec{
 		SandboxID: uuid.NewString(), ProviderSandboxID: "conf" + uuid.NewString()[:8], TemplateID: f.Template, Kind: sbx.KindTask,
-		Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 256}, AccessToken: "token", Egress: sbx.Egress{Mode: sbx.EgressNone},
+		Resources: sbx.Resources{MilliCPU: 1000, MemoryMB: 256}, AccessToken: suiteToken, Egress: sbx.Egress{Mode: sbx.EgressNone},
 	}
 	in, err := p.Create(ctx, spec)
 	if err != nil {
@@ -288,7 +300,7 @@ func testEgress(t *testing.T, f Factory) {
 			t.Fatalf("SetEgress on a hibernated sandbox: %v", err)
 		}
 	}
-	if h, err = p.Resume(ctx, h); err != nil {
+	if h, err = resume(ctx, p, h); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Kill(ctx, h); err != nil {

@@ -32,8 +32,7 @@ func startDocker(ctx context.Context, cfg Config, log *slog.Logger) (*docker.Pro
 	if err != nil {
 		return nil, err
 	}
-	templates := template.Store{Dir: cmp.Or(cfg.Local.TemplatesDir, filepath.Join(cfg.DataDir, "templates"))}
-	p, err := docker.New(docker.Config{Host: cfg.Docker.Host, Name: cfg.Local.Name, Runtime: cfg.Docker.Runtime, Agent: agent, Templates: templates})
+	p, err := docker.New(docker.Config{Host: cfg.Docker.Host, Name: cfg.Local.Name, Runtime: cfg.Docker.Runtime, Agent: agent, Templates: templateStore(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("--docker-host: %w", err)
 	}
@@ -43,4 +42,10 @@ func startDocker(ctx context.Context, cfg Config, log *slog.Logger) (*docker.Pro
 		log.Info("docker provider ready", "host", cmp.Or(cfg.Docker.Host, docker.DefaultHost), "name", cfg.Local.Name, "runtime", cfg.Docker.Runtime)
 	}
 	return p, nil
+}
+
+// templateStore is serve's template store, which the providers that start
+// sandboxes from its templates' images read.
+func templateStore(cfg Config) template.Store {
+	return template.Store{Dir: cmp.Or(cfg.Local.TemplatesDir, filepath.Join(cfg.DataDir, "templates"))}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/hostserve"
 	"github.com/sbxdev/sbx/internal/seal"
+	"github.com/sbxdev/sbx/kubernetes"
 	"github.com/sbxdev/sbx/ledger"
 	"github.com/sbxdev/sbx/lifecycle"
 	"github.com/sbxdev/sbx/local"
@@ -64,6 +65,7 @@ type Config struct {
 	Local          LocalConfig       // the local gVisor provider, set up when it is the default provider
 	Docker         DockerConfig      // the docker provider, set up when it runs
 	E2B            E2BConfig         // the e2b provider, set up when it runs
+	Kubernetes     KubernetesConfig  // the kubernetes provider, set up when it runs
 	OpenSandbox    OpenSandboxConfig // the opensandbox provider, set up when it runs
 	// DenyEgress makes none the egress policy of a sandbox whose create,
 	// runtime and template name none, and, unless EgressModes says
@@ -154,8 +156,8 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("--name: %w", err)
 	}
 	for _, name := range cfg.AlsoProviders {
-		if name != local.Name && name != docker.Name && name != e2b.Name && name != opensandbox.Name {
-			return fmt.Errorf("--also-provider: %q is not a provider sbx runs beside another: local, docker, e2b or opensandbox", name)
+		if name != local.Name && name != docker.Name && name != e2b.Name && name != opensandbox.Name && name != kubernetes.Name {
+			return fmt.Errorf("--also-provider: %q is not a provider sbx runs beside another: local, docker, e2b, opensandbox or kubernetes", name)
 		}
 	}
 	egress, err := egressConfig(cfg)
@@ -228,6 +230,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if runs(opensandbox.Name) {
 		p, err := startOpenSandbox(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		providers = append(providers, p)
+	}
+	if runs(kubernetes.Name) {
+		p, err := startKubernetes(ctx, cfg, log)
 		if err != nil {
 			return err
 		}

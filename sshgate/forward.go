@@ -7,9 +7,9 @@ import (
 	"io"
 	"net"
 	"syscall"
-	"time"
 
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/internal/agentcall"
 	"github.com/sbxdev/sbx/telemetry"
 	"golang.org/x/crypto/ssh"
 )
@@ -20,9 +20,6 @@ import (
 // address, so what listens there, or on every address, not on the
 // sandbox's loopback only). The agent's port is never forwarded. A sandbox
 // that stops ends its forwarded connections.
-
-// dialTimeout bounds a forwarded connection's dial into the sandbox.
-const dialTimeout = 10 * time.Second
 
 // forward serves one direct-tcpip channel.
 func (c *conn) forward(ctx context.Context, nch ssh.NewChannel) {
@@ -59,8 +56,7 @@ func (c *conn) forward(ctx context.Context, nch ssh.NewChannel) {
 		nch.Reject(ssh.ConnectionFailed, userMessage(c, err))
 		return
 	}
-	d := net.Dialer{Timeout: dialTimeout}
-	tc, err := d.DialContext(a.Context, "tcp", addr)
+	tc, err := agentcall.DialPort(a.Context, "tcp", addr)
 	if err != nil {
 		why := fmt.Sprintf("port %d of sandbox %s did not answer", p.Port, id)
 		if errors.Is(err, syscall.ECONNREFUSED) {

@@ -56,6 +56,18 @@ func AddrOf(host string) string {
 	return addr
 }
 
+// DialPort connects to a sandbox's port at addr, as a provider's PortAddr
+// answers it: a listener of serve's own process there (internal/pipenet:
+// a tunnel), else the network, once, within 10 s: a port nothing listens
+// on is refused at once, not retried.
+func DialPort(ctx context.Context, network, addr string) (net.Conn, error) {
+	if conn, ok, err := pipenet.Dial(ctx, addr); ok {
+		return conn, err
+	}
+	d := net.Dialer{Timeout: 10 * time.Second}
+	return d.DialContext(ctx, network, addr)
+}
+
 // dial connects to addr: a listener of serve's own process there
 // (internal/pipenet), else the network.
 func dial(ctx context.Context, network, addr string) (net.Conn, error) {

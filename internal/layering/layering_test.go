@@ -49,6 +49,7 @@ var rules = []rule{
 	{from: "agentbridge", only: []string{"apiv1", "internal/pipenet", "internal/strictjson"}, why: "the bridge serves the agent's API over a daemon's client that a provider gives it, and knows nothing else"},
 	{from: "e2b", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2bapi", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the server of E2B's API it may face"},
 	{from: "opensandbox", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2b", "osbapi", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the server of OpenSandbox's API it may face"},
+	{from: "kubernetes", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2b", "opensandbox", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the agent it runs (only its command line)"},
 	{from: "mcpserver", only: []string{"apiv1", "client", "internal/..."}, why: "the MCP server is a surface over the public Go client: the API decides and authorizes everything"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
 	{from: "internal/sbximage", only: []string{}, why: "the images are made of binaries and files it is given: it knows nothing of sbx"},
@@ -83,6 +84,7 @@ var importers = []struct {
 	{to: "docker/...", by: []string{"docker/...", "server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "e2b", by: []string{"server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "opensandbox", by: []string{"server", "bench", "cli"}, why: "only the wiring picks a provider"},
+	{to: "kubernetes", by: []string{"server", "bench", "cli"}, why: "only the wiring picks a provider"},
 	{to: "server", by: []string{"cli", "bench"}, why: "only sbx serve and sbx bench start a server"},
 }
 
@@ -91,7 +93,7 @@ var importers = []struct {
 // verbs and import none of cliHostOnly.
 var (
 	cliHostVerbs = regexp.MustCompile(`^(serve|bench.*|template.*|agent)\.go$`)
-	cliHostOnly  = []string{"server", "ledger", "lifecycle", "httpapi", "local/...", "docker/...", "e2b", "opensandbox", "bench", "template", "agent"}
+	cliHostOnly  = []string{"server", "ledger", "lifecycle", "httpapi", "local/...", "docker/...", "e2b", "opensandbox", "kubernetes", "bench", "template", "agent"}
 )
 
 // neverLinked are test support, which the sbx binary must not link.
