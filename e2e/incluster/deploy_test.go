@@ -39,6 +39,10 @@ const testOverlay = "testdata/overlay"
 // test cluster.
 type deployment struct {
 	key string // an org-wide key of the org "default", made by the CLI in the first replica
+	// base is the base template's image: the template ID a create names,
+	// since serve's templates directory in its pod (an emptyDir) holds no
+	// template.
+	base string
 }
 
 // deploy builds the sbx binary, makes its images and the base template's
@@ -50,7 +54,7 @@ func deploy(t *testing.T, overlay string) *deployment {
 	t.Helper()
 	k8stest.Cluster(t)
 	bin := buildSbx(t)
-	importImages(t, bin)
+	base := importImages(t, bin)
 	dsn := k8stest.PodPostgres(t)
 	// As docs/KUBERNETES.md has an operator do it: the namespace and the
 	// Secret, then the rest.
@@ -70,7 +74,7 @@ func deploy(t *testing.T, overlay string) *deployment {
 	kubectl(t, "-n", serveNS, "create", "secret", "generic", "sbx", "--from-literal=database-url="+dsn, "--from-file=seal.key="+seal)
 	kubectl(t, "apply", "-k", overlay)
 	kubectl(t, "-n", serveNS, "rollout", "status", "deploy/sbx", "--timeout=5m")
-	return &deployment{key: adminKey(t)}
+	return &deployment{key: adminKey(t), base: base}
 }
 
 // buildSbx builds sbx as it ships (static, carrying the agent).

@@ -27,7 +27,7 @@ func TestReplicaKilledMidCreate(t *testing.T) {
 
 	created := make(chan error, 1)
 	go func() {
-		_, err := d.client(lead).Create(ctx, "base", &client.CreateOptions{WaitReady: true})
+		_, err := d.client(lead).Create(ctx, d.base, &client.CreateOptions{WaitReady: true})
 		created <- err
 	}()
 	eventually(t, "the create's pod exists", 3*time.Minute, func() (bool, string) {
@@ -60,7 +60,7 @@ func TestReplicaKilledMidCreate(t *testing.T) {
 	})
 	t.Logf("the cut-off create: %s %s %s", cut.State, cut.EndReason, cut.Diagnostic)
 
-	sb, err := c.Create(ctx, "base", &client.CreateOptions{WaitReady: true, Timeout: 3 * time.Second})
+	sb, err := c.Create(ctx, d.base, &client.CreateOptions{WaitReady: true, Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
