@@ -11,6 +11,7 @@ import (
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
+	"github.com/sbxdev/sbx/kubernetes"
 )
 
 // A replica killed (its pod deleted with no grace) while a create it serves
@@ -117,17 +118,11 @@ func sandboxObjects(t *testing.T, kind string) []object {
 	return out
 }
 
-// owner is the sandbox o is of: the one whose sbx UUID (which providers
-// label compute with) is one of its labels' values, or whose provider
-// sandbox ID is its name or in it.
+// owner is the sandbox o is of: the one whose sbx UUID it is labelled
+// with.
 func (o object) owner(sandboxes []apiv1.Sandbox) (apiv1.Sandbox, bool) {
 	for _, sb := range sandboxes {
-		for _, v := range o.Labels {
-			if v == sb.ID || v == sb.SandboxID {
-				return sb, true
-			}
-		}
-		if sb.SandboxID != "" && strings.Contains(o.Name, sb.SandboxID) {
+		if o.Labels[kubernetes.LabelSandbox] == sb.ID {
 			return sb, true
 		}
 	}
