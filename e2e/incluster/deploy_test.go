@@ -1,9 +1,14 @@
 package incluster
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +22,7 @@ import (
 	"github.com/sbxdev/sbx/internal/k8stest"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
+	"golang.org/x/crypto/ssh"
 )
 
 // The namespaces deploy/kubernetes makes, and what its Deployment's pods
@@ -46,10 +52,11 @@ type deployment struct {
 }
 
 // deploy builds the sbx binary, makes its images and the base template's
-// (imported into the cluster), makes the Secret sbx (a database of its own
-// and a seal key), applies overlay (a directory of kustomization.yaml over
-// testOverlay, or it) and waits for both replicas to be ready; the
-// namespaces are deleted when t ends.
+// (imported into the cluster), makes the Secret sbx (a database of its own,
+// a seal key and an SSH host key), applies overlay (a directory of
+// kustomization.yaml over testOverlay, or it) and waits for both replicas
+// to be ready and to present that host key; the namespaces are deleted when
+// t ends.
 func deploy(t *testing.T, overlay string) *deployment {
 	t.Helper()
 	k8stest.Cluster(t)
@@ -67,14 +74,62 @@ func deploy(t *testing.T, overlay string) *deployment {
 			t.Errorf("deleting the deployment: %v", err)
 		}
 	})
-	seal := filepath.Join(t.TempDir(), "seal.key")
+	dir := t.TempDir()
+	seal, hostKeyFile := filepath.Join(dir, "seal.key"), filepath.Join(dir, "ssh_host_ed25519_key")
+	hostKey := newHostKey(t, hostKeyFile)
 	if err := os.WriteFile(seal, []byte(rand.Text()[:32]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kubectl(t, "-n", serveNS, "create", "secret", "generic", "sbx", "--from-literal=database-url="+dsn, "--from-file=seal.key="+seal)
+	kubectl(t, "-n", serveNS, "create", "secret", "generic", "sbx", "--from-literal=database-url="+dsn,
+		"--from-file=seal.key="+seal, "--from-file=ssh_host_ed25519_key="+hostKeyFile)
 	kubectl(t, "apply", "-k", overlay)
 	kubectl(t, "-n", serveNS, "rollout", "status", "deploy/sbx", "--timeout=5m")
+	for _, p := range servePods(t) {
+		if got := gatewayKey(t, p); !bytes.Equal(got.Marshal(), hostKey.Marshal()) {
+			t.Fatalf("%s's SSH gateway presents %s, not the Secret's %s", p.Name, ssh.FingerprintSHA256(got), ssh.FingerprintSHA256(hostKey))
+		}
+	}
 	return &deployment{key: adminKey(t), base: base}
+}
+
+// newHostKey writes an SSH host key to path, as ssh-keygen would, and
+// answers its public half.
+func newHostKey(t *testing.T, path string) ssh.PublicKey {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "sbx ssh gateway")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// gatewayKey is the host key p's SSH gateway presents (the handshake goes
+// no further: no credentials are offered).
+func gatewayKey(t *testing.T, p pod) ssh.PublicKey {
+	t.Helper()
+	var got ssh.PublicKey
+	cfg := &ssh.ClientConfig{User: "nobody", Timeout: time.Minute, HostKeyCallback: func(_ string, _ net.Addr, key ssh.PublicKey) error {
+		got = key
+		return errors.New("seen")
+	}}
+	if c, err := ssh.Dial("tcp", net.JoinHostPort(p.IP, "2222"), cfg); err == nil {
+		c.Close()
+	}
+	if got == nil {
+		t.Fatalf("%s's SSH gateway presented no host key", p.Name)
+	}
+	return got
 }
 
 // buildSbx builds sbx as it ships (static, carrying the agent).
