@@ -15,7 +15,8 @@ import (
 )
 
 // A replica killed (its pod deleted with no grace) while a create it serves
-// is in flight: the create ends running or failed, not starting; another
+// is in flight: the create ends failed, or running with an agent that
+// answers, not starting; another
 // replica takes over the meter and the reaper (a sandbox's timeout kills
 // it); and every sandbox pod and claim left belongs to a sandbox the
 // ledger has running (a claim: or paused).
@@ -60,6 +61,11 @@ func TestReplicaKilledMidCreate(t *testing.T) {
 		return cut.State == "running" || cut.State == "failed", "it is " + cut.State
 	})
 	t.Logf("the cut-off create: %s %s %s", cut.State, cut.EndReason, cut.Diagnostic)
+	if cut.State == "running" { // finished: its agent answers
+		if res, err := c.Commands(cut.ID).Run(ctx, "echo finished", nil); err != nil || res.Stdout != "finished\n" {
+			t.Errorf("the cut-off create runs, but a command in it: %+v, %v", res, err)
+		}
+	}
 
 	sb, err := c.Create(ctx, d.base, &client.CreateOptions{WaitReady: true, Timeout: 3 * time.Second})
 	if err != nil {
