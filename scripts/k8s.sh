@@ -12,6 +12,9 @@
 #   scripts/k8s.sh leftovers DIR       print what DIR's cluster still left on
 #                              the host (nothing after down; rc 1 if any)
 #   scripts/k8s.sh reap PREFIX   down every cluster whose DIR starts so
+#   scripts/k8s.sh built      rc 0 when build would build nothing
+#   scripts/k8s.sh pack OUT BIN TAG…   pack the static binary BIN as /box
+#                              into an image tarball OUT for ctr images import
 #
 # $SBX_K8S_KUBELET_ARGS are added to kubelet's command line. Measured on
 # cgroup v1 hosts only (kubelet 1.37 needs failCgroupV1: false there).
@@ -25,7 +28,11 @@
 # The node is named sbx-k8s-node, which /etc/hosts maps to 127.0.0.1 while
 # it runs; pods get 10.88.0.0/24 on the bridge sbxk8s0 (no masquerade),
 # services 10.89.0.0/24 (no kube-proxy: a service IP routes nowhere); the
-# kubelet's cgroups are under /sbxk8s in every cgroup v1 hierarchy.
+# host is 10.88.0.1 on sbxk8s0, which exists from up to down. The kubelet's
+# cgroups are under /sbxk8s in every cgroup v1 hierarchy. Volumes: the
+# default StorageClass sbx-test provisions a PersistentVolumeClaim as a
+# directory under /tmp/hostpath_pv (kube-controller-manager's in-tree
+# hostpath provisioner; that path is fixed in its code).
 #
 # The binaries are cached by version under $SBX_K8S_CACHE (default
 # /var/cache/sbx-k8s)/<Kubernetes version>: each part is rebuilt only when
@@ -41,9 +48,12 @@ K8S_HOSTS_MARK="# sbx-k8s test cluster"
 K8S_PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
 K8S_BOX_IMAGE=sbx.test/box:1
 K8S_POD_CIDR=10.88.0.0/24
+K8S_GATEWAY=10.88.0.1
 K8S_SERVICE_CIDR=10.89.0.0/24
 K8S_BRIDGE=sbxk8s0
 K8S_CGROUP=sbxk8s
+K8S_STORAGE_CLASS=sbx-test
+K8S_HOSTPATH_DIR=/tmp/hostpath_pv
 K8S_ETCD_PORT=12379
 K8S_ETCD_PEER_PORT=12380
 K8S_API_PORT=16443
@@ -59,9 +69,20 @@ K8S_KUBE_BINS="kube-apiserver kube-controller-manager kube-scheduler kubelet kub
 
 k8s_log() { echo "sbx-k8s: $*" >&2; }
 
-# k8s_stamp_ok NAME RECIPE: whether part NAME was built from RECIPE.
-k8s_stamp_ok() { [ "$(cat "$K8S_CACHE/stamps/$1" 2>/dev/null)" = "$2" ]; }
-k8s_stamp() { mkdir -p "$K8S_CACHE/stamps" && printf '%s' "$2" >"$K8S_CACHE/stamps/$1"; }
+# k8s_recipe NAME prints what part NAME (kube, containerd, shim, image) is
+# built from: a part whose stamp says so is not rebuilt.
+k8s_recipe() {
+  case $1 in
+  kube) echo "$K8S_VERSION $K8S_KUBE_BINS" ;;
+  containerd) echo "$CONTAINERD_VERSION" ;;
+  shim) echo "$(runsc_version) oom-tolerated-silently" ;;
+  image) echo "$(sha256sum <"$ROOT/scripts/k8sbox/main.go" | cut -c1-16) $K8S_PAUSE_IMAGE $K8S_BOX_IMAGE" ;;
+  esac
+}
+
+# k8s_stamp_ok NAME: whether part NAME was built from its recipe.
+k8s_stamp_ok() { [ "$(cat "$K8S_CACHE/stamps/$1" 2>/dev/null)" = "$(k8s_recipe "$1")" ]; }
+k8s_stamp() { mkdir -p "$K8S_CACHE/stamps" && k8s_recipe "$1" | tr -d '\n' >"$K8S_CACHE/stamps/$1"; }
 
 # k8s_mod_dir MODULE@VERSION prints the module's directory in the module
 # cache, downloading it through the proxy.
@@ -74,8 +95,8 @@ k8s_mod_dir() {
 # its staging replaces (./staging/src/k8s.io/X) at the published k8s.io/X
 # of the matching v0 version.
 k8s_build_kube() {
-  local recipe="$K8S_VERSION $K8S_KUBE_BINS" src dir staging b
-  k8s_stamp_ok kube "$recipe" && return 0
+  local src dir staging b
+  k8s_stamp_ok kube && return 0
   k8s_log "building Kubernetes $K8S_VERSION ($K8S_KUBE_BINS; about 7 minutes)"
   src=$K8S_CACHE/src/kube
   rm -rf "$src" && mkdir -p "$src"
@@ -99,13 +120,13 @@ k8s_build_kube() {
   (cd "$src" && GOFLAGS=-mod=mod go build -trimpath \
     -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$K8S_VERSION" | cut -d. -f2)" \
     -o "$K8S_CACHE/bin/" $pkgs)
-  k8s_stamp kube "$recipe"
+  k8s_stamp kube
 }
 
 # k8s_build_containerd builds containerd, its runc shim and ctr.
 k8s_build_containerd() {
-  local recipe="$CONTAINERD_VERSION" src b
-  k8s_stamp_ok containerd "$recipe" && return 0
+  local src b
+  k8s_stamp_ok containerd && return 0
   k8s_log "building containerd $CONTAINERD_VERSION (about a minute)"
   src=$K8S_CACHE/src/containerd
   rm -rf "$src" && mkdir -p "$src" "$K8S_CACHE/bin"
@@ -115,7 +136,7 @@ k8s_build_containerd() {
     -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
     -o "$K8S_CACHE/bin/" github.com/containerd/containerd/v2/cmd/containerd \
     github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/ctr)
-  k8s_stamp containerd "$recipe"
+  k8s_stamp containerd
 }
 
 # k8s_build_shim builds gVisor's containerd shim, containerd-shim-runsc-v1,
@@ -124,10 +145,9 @@ k8s_build_containerd() {
 # machines cannot; here a refusal is tolerated, silently: containerd reads
 # the shim's stdout and stderr together as the address it answers.
 k8s_build_shim() {
-  local ver recipe src dir
+  local ver src dir
   ver=$(runsc_version)
-  recipe="$ver oom-tolerated-silently"
-  k8s_stamp_ok shim "$recipe" && return 0
+  k8s_stamp_ok shim && return 0
   k8s_log "building containerd-shim-runsc-v1 (gVisor $ver)"
   src=$K8S_CACHE/src/shim
   [ -d "$src" ] && chmod -R u+w "$src"
@@ -141,7 +161,7 @@ k8s_build_shim() {
   printf 'module sbx.test/shimbuild\n\ngo %s\n\nrequire gvisor.dev/gvisor %s\n\nreplace gvisor.dev/gvisor => ./gvisor\n' \
     "$(awk '$1 == "go" {print $2; exit}' "$dir/go.mod")" "$ver" >"$src/go.mod"
   (cd "$src" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$K8S_CACHE/bin/containerd-shim-runsc-v1" gvisor.dev/gvisor/shim)
-  k8s_stamp shim "$recipe"
+  k8s_stamp shim
 }
 
 # k8s_pack_image OUT BIN TAG… packs BIN as /box and /pause (entrypoint
@@ -169,13 +189,11 @@ k8s_pack_image() {
 # k8s_build_image builds scripts/k8sbox and packs it as the pause image and
 # sbx.test/box:1 (one image, two tags) into $K8S_CACHE/images/box.tar.
 k8s_build_image() {
-  local recipe
-  recipe="$(cat "$ROOT/scripts/k8sbox/main.go" | sha256sum | cut -c1-16) $K8S_PAUSE_IMAGE $K8S_BOX_IMAGE"
-  k8s_stamp_ok image "$recipe" && return 0
+  k8s_stamp_ok image && return 0
   mkdir -p "$K8S_CACHE/images" "$K8S_CACHE/bin"
   (cd "$ROOT" && go build -trimpath -ldflags "-s -w" -o "$K8S_CACHE/bin/box" scripts/k8sbox/main.go)
   k8s_pack_image "$K8S_CACHE/images/box.tar" "$K8S_CACHE/bin/box" "$K8S_PAUSE_IMAGE" "$K8S_BOX_IMAGE"
-  k8s_stamp image "$recipe"
+  k8s_stamp image
 }
 
 k8s_packages() { apt_install etcd-server containernetworking-plugins iptables openssl curl util-linux iproute2; }
@@ -192,18 +210,30 @@ k8s_build() {
   k8s_build_kube
 }
 
+# k8s_built: whether build would build nothing (every part built from its
+# recipe as it is now, and bin/runsc too).
 k8s_built() {
   local p
-  for p in kube containerd shim image; do [ -s "$K8S_CACHE/stamps/$p" ] || return 1; done
-  [ -x "$ROOT/bin/runsc" ]
+  for p in kube containerd shim image; do k8s_stamp_ok $p || return 1; done
+  runsc_built "$ROOT/bin/runsc"
 }
 
 # k8s_start DIR NAME CMD…: runs CMD in a session of its own, its output in
-# DIR/logs/NAME.log, its PID in DIR/run/NAME.pid.
+# DIR/logs/NAME.log, its PID in DIR/run/NAME.pid. CMD keeps none of the
+# caller's other open files: a lock that a shell holds while it runs up
+# (flock /run/sbx/k8s.lock …) must end with that shell, not live on in the
+# cluster's daemons (which kept it, and every other test cluster waiting,
+# for as long as a cluster up so stayed up).
 k8s_start() {
   local dir=$1 name=$2
   shift 2
-  setsid "$@" </dev/null >"$dir/logs/$name.log" 2>&1 &
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done
+    exec setsid "$@" </dev/null >"$dir/logs/$name.log" 2>&1
+  ) &
   echo $! >"$dir/run/$name.pid"
   disown $! # no job notice when down kills it
 }
@@ -359,7 +389,7 @@ k8s_up_steps() {
   ln -sfn "$bin" "$dir/bin"
   # What up may create on the host outside DIR, so that down removes each
   # only if up made it.
-  for c in /var/lib/kubelet /var/log/containers /var/log/pods /etc/kubernetes; do
+  for c in /var/lib/kubelet /var/log/containers /var/log/pods /etc/kubernetes "$K8S_HOSTPATH_DIR"; do
     [ -e "$c" ] || echo "$c" >>"$dir/run/created"
   done
   # containerd's shims put their sockets in /run/containerd/s whatever the
@@ -455,6 +485,13 @@ EOF
   ]
 }
 EOF
+  # The bridge is made here rather than by the CNI plugin at the first pod
+  # (which takes it as it is: a bridge, its gateway address), so that the
+  # host's 10.88.0.1 exists from up to down: a server on the host that pods
+  # reach there (the tests' PostgreSQL) can be checked before any pod runs.
+  ip link show "$K8S_BRIDGE" >/dev/null 2>&1 || ip link add "$K8S_BRIDGE" type bridge
+  ip addr replace "$K8S_GATEWAY/${K8S_POD_CIDR#*/}" dev "$K8S_BRIDGE"
+  ip link set "$K8S_BRIDGE" up
   PATH="$bin:$PATH" k8s_start "$dir" containerd "$bin/containerd" --config "$dir/containerd.toml"
   k8s_wait "$dir" containerd containerd 30 "$bin/ctr" --address "$dir/containerd/containerd.sock" version
   "$bin/ctr" --address "$dir/containerd/containerd.sock" -n k8s.io images import "$K8S_CACHE/images/box.tar" >"$dir/logs/ctr-import.log" 2>&1 ||
@@ -475,7 +512,8 @@ EOF
   k8s_start "$dir" kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$dir/kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$K8S_CM_PORT" --leader-elect=false \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
-    --use-service-account-credentials=false --allocate-node-cidrs=false --cluster-name sbx-k8s --profiling=false
+    --use-service-account-credentials=false --allocate-node-cidrs=false --cluster-name sbx-k8s --profiling=false \
+    --enable-hostpath-provisioner
   k8s_start "$dir" kube-scheduler "$bin/kube-scheduler" --kubeconfig "$dir/kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$K8S_SCHED_PORT" --leader-elect=false --profiling=false
 
@@ -528,6 +566,16 @@ kind: RuntimeClass
 metadata:
   name: gvisor
 handler: runsc
+---
+# PersistentVolumeClaims get a directory under /tmp/hostpath_pv, made by
+# kube-controller-manager's hostpath provisioner and removed with the claim.
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: $K8S_STORAGE_CLASS
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
 EOF
   # A pod can be made once its namespace has the default service account,
   # and starts once the API server's CA is published there (its token's
@@ -710,7 +758,7 @@ k8s_leftovers() {
     for s in /run/containerd/s/*; do
       [ -S "$s" ] && ! echo "$listening" | grep -qxF "$s" && echo "dead shim socket $s"
     done
-    for s in /var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes; do [ -e "$s" ] && echo "path $s"; done
+    for s in /var/lib/kubelet /var/log/pods /var/log/containers /etc/kubernetes "$K8S_HOSTPATH_DIR"; do [ -e "$s" ] && echo "path $s"; done
     true
   )
   [ -z "$out" ] && return 0
@@ -727,9 +775,11 @@ k8s_main() {
   up) [ $# = 2 ] || { echo "usage: $0 up DIR" >&2; exit 2; }; ensure_go; k8s_packages; k8s_up "$2" ;;
   down) [ $# = 2 ] || { echo "usage: $0 down DIR" >&2; exit 2; }; k8s_down "$2" ;;
   reap) [ $# = 2 ] || { echo "usage: $0 reap DIR-PREFIX" >&2; exit 2; }; k8s_reap "$2" ;;
+  built) k8s_built || { k8s_log "not built (or out of date): run scripts/k8s.sh build"; exit 1; } ;;
+  pack) [ $# -ge 4 ] || { echo "usage: $0 pack OUT BIN TAG…" >&2; exit 2; }; shift; ensure_go; k8s_pack_image "$@" ;;
   leftovers) [ $# = 2 ] || { echo "usage: $0 leftovers DIR" >&2; exit 2; }; k8s_leftovers "$2" ;;
   kubectl) [ $# -ge 2 ] || { echo "usage: $0 kubectl DIR ARGS…" >&2; exit 2; }; local d=$2; shift 2; k8s_kubectl "$d" "$@" ;;
-  *) echo "usage: $0 build | up DIR | down DIR | leftovers DIR | kubectl DIR ARGS…" >&2; exit 2 ;;
+  *) echo "usage: $0 build | built | up DIR | down DIR | reap PREFIX | leftovers DIR | kubectl DIR ARGS… | pack OUT BIN TAG…" >&2; exit 2 ;;
   esac
 }
 

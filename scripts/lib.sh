@@ -87,17 +87,23 @@ build_sbx() {
 # gvisor.dev/gvisor module version in tools/runsc/go.mod.
 runsc_version() { awk '{for (i = 1; i < NF; i++) if ($i == "gvisor.dev/gvisor") {print $(i + 1); exit}}' "$ROOT/tools/runsc/go.mod"; }
 
+# runsc_src is the digest of tools/runsc as it is now.
+runsc_src() { (cd "$ROOT/tools/runsc" && cat go.mod go.sum main.go | sha256sum | cut -c1-16); }
+
+# runsc_built DEST: whether DEST is a runsc that reports the pinned version
+# and was built from tools/runsc as it is now (the digest in DEST.src).
+runsc_built() {
+  [ -x "$1" ] && [ "$("$1" --version 2>/dev/null | head -n 1)" = "runsc version $(runsc_version)" ] &&
+    [ "$(cat "$1.src" 2>/dev/null)" = "$(runsc_src)" ]
+}
+
 # build_runsc builds gVisor's runsc, as tools/runsc wraps it, into $1, once:
-# a binary there that reports the pinned version and was built from
-# tools/runsc as it is now (the digest in $1.src) is kept.
+# one that runsc_built accepts is kept.
 build_runsc() {
   local dest=$1 want src
+  runsc_built "$dest" && return 0
   want=$(runsc_version)
-  src=$(cd "$ROOT/tools/runsc" && cat go.mod go.sum main.go | sha256sum | cut -c1-16)
-  if [ -x "$dest" ] && [ "$("$dest" --version 2>/dev/null | head -n 1)" = "runsc version $want" ] &&
-    [ "$(cat "$dest.src" 2>/dev/null)" = "$src" ]; then
-    return 0
-  fi
+  src=$(runsc_src)
   echo "sbx: building runsc $want (once; about two minutes)" >&2
   mkdir -p "$(dirname "$dest")"
   (cd "$ROOT/tools/runsc" && go build -trimpath \

@@ -21,14 +21,20 @@ import (
 // DefaultServer is the server used when $SBX_TEST_POSTGRES is unset.
 const DefaultServer = "postgres:///postgres?host=/var/run/postgresql"
 
+// Server is the URL of the server the tests use: $SBX_TEST_POSTGRES, else
+// DefaultServer.
+func Server() string {
+	if s := os.Getenv("SBX_TEST_POSTGRES"); s != "" {
+		return s
+	}
+	return DefaultServer
+}
+
 // URL creates an empty database for t and answers its URL; the database is
 // dropped when t ends. Without a server t is skipped (fails in CI).
 func URL(t testing.TB) string {
 	t.Helper()
-	admin := os.Getenv("SBX_TEST_POSTGRES")
-	if admin == "" {
-		admin = DefaultServer
-	}
+	admin := Server()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := pgx.Connect(ctx, admin)

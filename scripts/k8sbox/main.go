@@ -10,7 +10,8 @@
 //     does;
 //   - "box uname" prints what uname -a would (gVisor's release ends -gvisor);
 //   - "box dmesg" prints the kernel's log (gVisor's starts "Starting gVisor");
-//   - "box cat FILE…" and "box echo ARG…" do what their names say.
+//   - "box cat FILE…" and "box echo ARG…" do what their names say;
+//   - "box write FILE ARG…" writes what "box echo ARG…" prints to FILE.
 //
 // It is built static (CGO_ENABLED=0) with "go build" on this file; the
 // build constraint keeps it out of the module's packages.
@@ -58,9 +59,16 @@ func main() {
 		}
 	case "echo":
 		fmt.Println(strings.Join(args, " "))
+	case "write":
+		if len(args) == 0 {
+			fail(fmt.Errorf("write: no file"))
+		}
+		if err := os.WriteFile(args[0], []byte(strings.Join(args[1:], " ")+"\n"), 0o644); err != nil {
+			fail(err)
+		}
 	case "true":
 	default:
-		fmt.Fprintf(os.Stderr, "box: no command %q (pause, sleep, uname, dmesg, cat, echo, true)\n", name)
+		fmt.Fprintf(os.Stderr, "box: no command %q (pause, sleep, uname, dmesg, cat, echo, write, true)\n", name)
 		os.Exit(127)
 	}
 }
