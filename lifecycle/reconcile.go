@@ -115,7 +115,7 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 		telemetry.Reconciled("lost")
 		m.fail(ctx, sb.ID, sbx.EndLost, diag+")")
 		return nil
-	case sb.Intent == sbx.IntentCreating && !m.createdReady(ctx, p, sb, in):
+	case sb.Intent == sbx.IntentCreating && !m.readyCompute(ctx, p, sb, in):
 		// Its create stopped before the compute ran with a ready agent
 		// (a claim without its pod, an agent never handed its token).
 		if err := p.Kill(ctx, in.Handle); err != nil {
@@ -124,6 +124,17 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 		telemetry.Reconciled("create_interrupted")
 		m.fail(ctx, sb.ID, sbx.EndError, fmt.Sprintf("its create was interrupted by the end of the serve running it, before the sandbox ran (%s on provider %s)", in.Status, p.Name()))
 		return nil
+	case sb.Intent == sbx.IntentResuming && in.Status == sbx.InstanceRunning && !m.readyCompute(ctx, p, sb, in):
+		// Its resume booted compute whose agent never got ready (a new
+		// pod never handed its token): paused again, for a resume to
+		// finish.
+		if err := p.Pause(ctx, in.Handle); err != nil {
+			return err
+		}
+		telemetry.Reconciled("resume_interrupted")
+		return m.settle(ctx, sb.ID, "resume_failed", "its resume was interrupted by the end of the serve running it; it is paused", func(sb *sbx.Sandbox) {
+			sb.State, sb.ExpiresAt = sbx.StatePaused, time.Time{}
+		})
 	case in.Status == sbx.InstanceDead:
 		if err := p.Kill(ctx, in.Handle); err != nil {
 			return err
@@ -169,9 +180,10 @@ func (m *Manager) liveOperation(ctx context.Context, sb sbx.Sandbox) (bool, erro
 	return m.store.Holds(ctx, sb.OpOwner)
 }
 
-// createdReady reports whether compute a create left running has an agent
-// that answers (or runs none): the create got as far as a usable sandbox.
-func (m *Manager) createdReady(ctx context.Context, p sbx.Provider, sb sbx.Sandbox, in sbx.Instance) bool {
+// readyCompute reports whether compute an interrupted create or resume
+// left is running with an agent that answers (or runs none): the operation
+// got as far as a usable sandbox.
+func (m *Manager) readyCompute(ctx context.Context, p sbx.Provider, sb sbx.Sandbox, in sbx.Instance) bool {
 	if in.Status != sbx.InstanceRunning {
 		return false
 	}
