@@ -112,25 +112,30 @@ type Sandbox struct {
 	TemplateID        string
 	State             State
 	Intent            Intent
-	PauseReason       PauseReason // set while paused
-	EndReason         EndReason   // set once killed or failed
-	Diagnostic        string
-	CreatedAt         time.Time
-	StartedAt         time.Time // zero until running
-	PausedAt          time.Time // last pause; zero when never paused
-	Hibernated        bool      // paused with its memory on disk and its processes released
-	EndedAt           time.Time // zero until final
-	Timeout           time.Duration
-	ExpiresAt         time.Time // zero while paused or final
-	AutoPause         bool
-	Preview           Preview
-	Ports             []int // the ports it serves (its runtime's, or as created), listed with their preview URLs
-	Resources         Resources
-	EnvVarNames       []string
-	Metadata          map[string]string
-	BilledMicros      int64 // billed credits in micro-credits
-	UnbilledNanos     int64 // owed below one micro-credit, carried to the next settlement
-	LastSettledAt     time.Time
+	// OpOwner is the serve process that runs the operation Intent names
+	// (its owner ID, which it holds live in the ledger: Store.Hold), so
+	// that another serve's reconcile leaves a live one's operation alone
+	// and settles a dead one's; "" on rows from before owners.
+	OpOwner       string
+	PauseReason   PauseReason // set while paused
+	EndReason     EndReason   // set once killed or failed
+	Diagnostic    string
+	CreatedAt     time.Time
+	StartedAt     time.Time // zero until running
+	PausedAt      time.Time // last pause; zero when never paused
+	Hibernated    bool      // paused with its memory on disk and its processes released
+	EndedAt       time.Time // zero until final
+	Timeout       time.Duration
+	ExpiresAt     time.Time // zero while paused or final
+	AutoPause     bool
+	Preview       Preview
+	Ports         []int // the ports it serves (its runtime's, or as created), listed with their preview URLs
+	Resources     Resources
+	EnvVarNames   []string
+	Metadata      map[string]string
+	BilledMicros  int64 // billed credits in micro-credits
+	UnbilledNanos int64 // owed below one micro-credit, carried to the next settlement
+	LastSettledAt time.Time
 	// Egress is the outbound policy the provider enforces (an EgressSetter);
 	// nil where none is: a provider that enforces none, or a row recorded
 	// before sandboxes had policies of their own.

@@ -18,6 +18,7 @@ import (
 	"github.com/sbxdev/sbx/cli"
 	"github.com/sbxdev/sbx/httpapi"
 	"github.com/sbxdev/sbx/internal/contract"
+	"github.com/sbxdev/sbx/internal/k8stest"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/providertest"
 )
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 		mem := providertest.NewMemory(providertest.MemoryOptions{StateDir: os.Getenv("SBX_MEMORY_STATE_DIR"), CreateDelay: delay})
 		os.Exit(cli.Run(os.Args[1:], cli.Options{Providers: []sbx.Provider{mem}}))
 	}
-	os.Exit(run(m))
+	os.Exit(k8stest.Around(func() int { return run(m) }))
 }
 
 func run(m *testing.M) int {

@@ -50,7 +50,12 @@ var (
 func newProvider(t *testing.T, mod func(*Config)) *Provider {
 	t.Helper()
 	kubeconfig := k8stest.Cluster(t)
-	imageOnce.Do(func() { imageErr = importAgent(filepath.Dir(kubeconfig)) })
+	imageOnce.Do(func() {
+		var tarPath string
+		if tarPath, imageErr = packAgent(t.TempDir()); imageErr == nil {
+			k8stest.Import(t, tarPath)
+		}
+	})
 	if imageErr != nil {
 		t.Fatal(imageErr)
 	}
@@ -76,23 +81,18 @@ func newProvider(t *testing.T, mod func(*Config)) *Provider {
 	return p
 }
 
-// importAgent builds the agent, packs it as agentImage and imports it
-// into the cluster's containerd (no registry is reachable).
-func importAgent(dir string) error {
-	tmp, err := os.MkdirTemp("", "sbx-k8s-agent-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
+// packAgent builds the agent and packs it as agentImage in tmp, for
+// Import (no registry is reachable).
+func packAgent(tmp string) (string, error) {
 	bin := filepath.Join(tmp, "sbx-agent")
 	build := exec.Command("go", "build", "-o", bin, "github.com/sbxdev/sbx/cmd/sbx-agent")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building sbx-agent: %v\n%s", err, out)
+		return "", fmt.Errorf("building sbx-agent: %v\n%s", err, out)
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var layer bytes.Buffer
 	tw := tar.NewWriter(&layer)
@@ -101,28 +101,24 @@ func importAgent(dir string) error {
 	tw.Close()
 	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer.Bytes())), nil })
 	if err != nil {
-		return err
+		return "", err
 	}
 	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: "amd64", OS: "linux", RootFS: v1.RootFS{Type: "layers"}})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if img, err = mutate.AppendLayers(img, l); err != nil {
-		return err
+		return "", err
 	}
 	tag, err := name.NewTag(agentImage)
 	if err != nil {
-		return err
+		return "", err
 	}
 	tarPath := filepath.Join(tmp, "agent.tar")
 	if err := tarball.WriteToFile(tarPath, tag, img); err != nil {
-		return err
+		return "", err
 	}
-	ctr := exec.Command("/var/cache/sbx-k8s/v1.37.2/bin/ctr", "--address", filepath.Join(dir, "containerd", "containerd.sock"), "-n", "k8s.io", "images", "import", tarPath)
-	if out, err := ctr.CombinedOutput(); err != nil {
-		return fmt.Errorf("importing the agent image: %v\n%s", err, out)
-	}
-	return nil
+	return tarPath, nil
 }
 
 func TestConformance(t *testing.T) {

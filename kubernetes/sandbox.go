@@ -26,7 +26,8 @@ var (
 )
 
 // Create implements sbx.Provider: the working directory's claim, the pod,
-// its wait to run, the token handed to its agent. A failure removes both.
+// its wait to run, the token handed to its agent. A failure after the
+// claim removes both.
 func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, err error) {
 	if err := ctx.Err(); err != nil {
 		return sbx.Instance{}, err
@@ -52,17 +53,17 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 		return sbx.Instance{}, err
 	}
 	defer end()
+	if _, err := p.claims().Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		if apierrors.IsAlreadyExists(err) { // another's: left as it is
+			return sbx.Instance{}, sbx.Errorf(sbx.EConflict, "sandbox %s already has a claim (%s)", id, podName(id))
+		}
+		return sbx.Instance{}, fmt.Errorf("creating the working directory's claim: %w", err)
+	}
 	defer func() {
 		if err != nil {
 			p.remove(context.WithoutCancel(ctx), id)
 		}
 	}()
-	if _, err := p.claims().Create(ctx, claim, metav1.CreateOptions{}); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return sbx.Instance{}, sbx.Errorf(sbx.EConflict, "sandbox %s already has a claim (%s)", id, podName(id))
-		}
-		return sbx.Instance{}, fmt.Errorf("creating the working directory's claim: %w", err)
-	}
 	if err := p.boot(ctx, pod, spec.AccessToken); err != nil {
 		return sbx.Instance{}, err
 	}

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"hash/fnv"
+	"sync"
 	"time"
 )
 
@@ -60,4 +62,61 @@ func (s *Store) leadOnce(ctx context.Context, key int64, retry time.Duration, fn
 			}
 		}
 	}
+}
+
+// Hold keeps owner, a serve process's operation owner ID (sbx.Sandbox's
+// OpOwner), live until ctx ends: on PostgreSQL a session advisory lock on
+// a connection of its own, taken again should that connection fail, and
+// dropped by PostgreSQL when the process dies. It returns once the owner
+// is first held, or ctx ends.
+func (s *Store) Hold(ctx context.Context, owner string) {
+	s.held.Store(owner)
+	if !s.pg {
+		return
+	}
+	first := make(chan struct{})
+	var once sync.Once
+	go s.Lead(ctx, ownerKey(owner), 2*time.Second, func(ctx context.Context) {
+		once.Do(func() { close(first) })
+		<-ctx.Done()
+	})
+	select {
+	case <-first:
+	case <-ctx.Done():
+	}
+}
+
+// Holds reports whether a live process holds owner. A SQLite ledger
+// belongs to one process: only the owner it holds is live.
+func (s *Store) Holds(ctx context.Context, owner string) (bool, error) {
+	if owner == "" {
+		return false, nil
+	}
+	if held, _ := s.held.Load().(string); held == owner {
+		return true, nil
+	}
+	if !s.pg {
+		return false, nil
+	}
+	c, err := s.w.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	var free bool
+	key := ownerKey(owner)
+	if err := c.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&free); err != nil {
+		return false, err
+	}
+	if free {
+		_, err = c.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
+	}
+	return !free, err
+}
+
+// ownerKey is the advisory lock of an operation owner ID.
+func ownerKey(owner string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("sbx operation owner " + owner))
+	return int64(h.Sum64())
 }

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -43,6 +44,8 @@ type Store struct {
 	reads    map[string]*sql.Stmt // SQLite: hotReads, prepared on r
 
 	bell bell // rung after a commit that appended org events (events.go)
+
+	held atomic.Value // the operation owner ID this process holds (leader.go's Hold)
 }
 
 // Open opens the ledger at dsn, creating it if needed, and brings its schema

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -246,5 +247,47 @@ func listPagesAndFilters(t *testing.T, dsn string) {
 		if usage, err := s.UsageByProject(ctx, org.ID, sbx.Reach{UserID: member}, t0.Add(time.Hour)); err != nil || len(usage) != want {
 			t.Errorf("usage for member %s: %d projects, %v; want %d", member, len(usage), err, want)
 		}
+	}
+}
+
+// An operation owner is live while the process holding it runs: on
+// PostgreSQL another process (another Store) sees it held until its
+// holder's context ends, then free; on SQLite, whose ledger is one
+// process's, only the owner this Store holds is live. The owner is kept
+// on the row with its intent.
+func TestOperationOwnersAreHeldLive(t *testing.T) { dialects(t, ownersHeld) }
+
+func ownersHeld(t *testing.T, dsn string) {
+	ctx := context.Background()
+	a, b := open(t, dsn), open(t, dsn)
+	held, release := context.WithCancel(ctx)
+	a.Hold(held, "owner-a")
+	if live, err := a.Holds(ctx, "owner-a"); err != nil || !live {
+		t.Fatalf("the holder's own owner: %v %v", live, err)
+	}
+	live, err := b.Holds(ctx, "owner-a")
+	if err != nil || live != strings.HasPrefix(dsn, "postgres") {
+		t.Fatalf("another process's view of a held owner: %v %v", live, err)
+	}
+	if live, _ := b.Holds(ctx, "owner-nobody"); live {
+		t.Error("an owner no one holds is live")
+	}
+	release()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) { // the lock goes with its connection's release
+		if live, err := b.Holds(ctx, "owner-a"); err == nil && !live {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a released owner stays live")
+		}
+	}
+
+	org, sbs := funded(t, a, "acme", 1_000_000, 1)
+	sb, err := a.UpdateSandbox(ctx, sbs[0].ID, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
+		sb.Intent, sb.OpOwner = sbx.IntentPausing, "owner-a"
+		return nil, nil
+	})
+	if got, _ := b.GetSandbox(ctx, org.ID, sb.ID); err != nil || got.OpOwner != "owner-a" || got.Intent != sbx.IntentPausing {
+		t.Errorf("the row's owner: %+v %v", got, err)
 	}
 }

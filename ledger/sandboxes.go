@@ -19,7 +19,7 @@ const sandboxColumns = `id, org_id, workspace_id, project_id, provider, provider
 	state, intent, pause_reason, end_reason, diagnostic, created_at, started_at, paused_at, ended_at,
 	timeout_s, expires_at, auto_pause, milli_cpu, memory_mb, gpu_type, gpu_count, gpu_fraction,
 	env_var_names, metadata, billed_micros, last_settled_at, handle, access_token, updated_at, hibernated, unbilled_nanos, disk_mb,
-	preview_public, preview_localhost, preview_no_wake, ports, egress, snapshot_id, forked_from, pool, next_token`
+	preview_public, preview_localhost, preview_no_wake, ports, egress, snapshot_id, forked_from, pool, next_token, op_owner`
 
 // The reads of one sandbox, by its sbx UUID or its provider sandbox ID,
 // within an org or (orgID "") any: every request to a sandbox's agent or
@@ -81,7 +81,7 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 		}
 	}
 	_, err = tx.exec(ctx, `INSERT INTO sandboxes (`+sandboxColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sb.ID, sb.OrgID, sb.WorkspaceID, sb.ProjectID, sb.Provider, sb.ProviderSandboxID, string(sb.Kind), sb.TemplateID,
 		string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason), sb.Diagnostic,
 		sb.CreatedAt.UnixMicro(), micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt),
@@ -89,7 +89,7 @@ func (s *Store) insertSandbox(ctx context.Context, tx db, sb sbx.Sandbox, events
 		gpuType, gpuCount, gpuFraction, string(envNames), string(meta), sb.BilledMicros, micros(sb.LastSettledAt),
 		handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)), sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Resources.DiskMB,
 		sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, string(ports), encodeEgress(sb.Egress), sb.SnapshotID, sb.ForkedFrom, sb.Pool,
-		s.sealNext(sb))
+		s.sealNext(sb), sb.OpOwner)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return sbx.Errorf(sbx.EConflict, "sandbox %s already exists", sb.ProviderSandboxID)
@@ -165,12 +165,12 @@ func (s *Store) UpdateSandbox(ctx context.Context, id string, fn func(*sbx.Sandb
 			pause_reason = ?, end_reason = ?, diagnostic = ?, started_at = ?, paused_at = ?, ended_at = ?,
 			timeout_s = ?, expires_at = ?, billed_micros = ?, last_settled_at = ?, handle = ?, access_token = ?,
 			updated_at = ?, hibernated = ?, unbilled_nanos = ?, preview_public = ?, preview_localhost = ?, preview_no_wake = ?, egress = ?,
-			next_token = ? WHERE id = ?`,
+			next_token = ?, op_owner = ? WHERE id = ?`,
 			sb.ProviderSandboxID, string(sb.State), string(sb.Intent), string(sb.PauseReason), string(sb.EndReason),
 			sb.Diagnostic, micros(sb.StartedAt), micros(sb.PausedAt), micros(sb.EndedAt), int64(sb.Timeout/time.Second),
 			micros(sb.ExpiresAt), sb.BilledMicros, micros(sb.LastSettledAt), handle, s.seal.Seal(sb.AccessToken, tokenContext(sb.ID, sb.OrgID)),
 			sb.UpdatedAt.UnixMicro(), sb.Hibernated, sb.UnbilledNanos, sb.Preview.Public, sb.Preview.LocalHost, sb.Preview.NoWake, encodeEgress(sb.Egress),
-			s.sealNext(sb), sb.ID)
+			s.sealNext(sb), sb.OpOwner, sb.ID)
 		if err != nil {
 			return err
 		}
@@ -356,7 +356,7 @@ func (s *Store) scanSandbox(row scanner) (sbx.Sandbox, error) {
 		&sb.TemplateID, &state, &intent, &pause, &end, &sb.Diagnostic, &created, &started, &paused, &ended,
 		&timeoutS, &expires, &sb.AutoPause, &sb.Resources.MilliCPU, &sb.Resources.MemoryMB, &gpuType, &gpuCount,
 		&gpuFraction, &envNames, &meta, &sb.BilledMicros, &set, &handle, &token, &updated, &sb.Hibernated, &sb.UnbilledNanos,
-		&sb.Resources.DiskMB, &sb.Preview.Public, &sb.Preview.LocalHost, &sb.Preview.NoWake, &ports, &egress, &sb.SnapshotID, &sb.ForkedFrom, &sb.Pool, &next)
+		&sb.Resources.DiskMB, &sb.Preview.Public, &sb.Preview.LocalHost, &sb.Preview.NoWake, &ports, &egress, &sb.SnapshotID, &sb.ForkedFrom, &sb.Pool, &next, &sb.OpOwner)
 	if err != nil {
 		return sb, err
 	}

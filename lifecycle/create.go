@@ -216,7 +216,7 @@ func (m *Manager) Create(ctx context.Context, c sbx.Caller, req CreateRequest) (
 	sb := sbx.Sandbox{
 		ID: uuid.NewString(), OrgID: c.Org.ID, WorkspaceID: c.Workspace.ID, ProjectID: c.Project.ID,
 		Provider: p.Name(), ProviderSandboxID: newProviderID(), Kind: req.Kind, TemplateID: req.TemplateID,
-		State: creation.From, Intent: creation.Intent, CreatedAt: now, UpdatedAt: now,
+		State: creation.From, Intent: creation.Intent, OpOwner: m.owner, CreatedAt: now, UpdatedAt: now,
 		Timeout: req.Timeout, AutoPause: req.AutoPause, Preview: req.Preview, Ports: req.Ports, Resources: req.Resources,
 		EnvVarNames: names, Metadata: req.Metadata, AccessToken: newToken(), LastSettledAt: now, Egress: egress,
 		SnapshotID: req.SnapshotID, ForkedFrom: req.forkOf, Pool: req.pool,

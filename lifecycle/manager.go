@@ -47,6 +47,7 @@ type Manager struct {
 	cfg       Config
 	clock     sbx.Clock
 	log       *slog.Logger
+	owner     string // the owner ID of the operations this manager runs (Owner)
 
 	locks     keyed.Mutex // per sandbox ID, and "runtime/" + a runtime's ID
 	mu        sync.Mutex
@@ -85,12 +86,18 @@ func New(store Store, providers []sbx.Provider, cfg Config, clock sbx.Clock, log
 		store: store, providers: map[string]sbx.Provider{}, missing: map[string]string{},
 		cfg: cfg, clock: clock, log: log,
 		creating: map[string]chan struct{}{}, preparing: map[string]string{}, handing: map[string]chan struct{}{}, wake: make(chan struct{}, 1), poolWake: make(chan struct{}, 1),
+		owner: newToken()[:24],
 	}
 	for _, p := range providers {
 		m.providers[p.Name()] = p
 	}
 	return m
 }
+
+// Owner is this manager's operation owner ID, which every row it sets an
+// intent on carries (sbx.Sandbox's OpOwner) and which its serve holds live
+// in the ledger (Store.Hold) for as long as it runs.
+func (m *Manager) Owner() string { return m.owner }
 
 // Config returns the manager's effective configuration.
 func (m *Manager) Config() Config { return m.cfg }

@@ -50,6 +50,13 @@ func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
 	for _, sb := range rows {
 		in, ok := held[sb.ID]
 		delete(held, sb.ID)
+		live, err := m.liveOperation(ctx, sb)
+		if err != nil {
+			return err
+		}
+		if live { // another serve's, or this one's: it settles it
+			continue
+		}
 		if err := m.settleRow(ctx, p, sb, in, ok); err != nil {
 			return err
 		}
@@ -108,6 +115,26 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 		telemetry.Reconciled("lost")
 		m.fail(ctx, sb.ID, sbx.EndLost, diag+")")
 		return nil
+	case sb.Intent == sbx.IntentCreating && !m.readyCompute(ctx, p, sb, in):
+		// Its create stopped before the compute ran with a ready agent
+		// (a claim without its pod, an agent never handed its token).
+		if err := p.Kill(ctx, in.Handle); err != nil {
+			return err
+		}
+		telemetry.Reconciled("create_interrupted")
+		m.fail(ctx, sb.ID, sbx.EndError, fmt.Sprintf("its create was interrupted by the end of the serve running it, before the sandbox ran (%s on provider %s)", in.Status, p.Name()))
+		return nil
+	case sb.Intent == sbx.IntentResuming && in.Status == sbx.InstanceRunning && !m.readyCompute(ctx, p, sb, in):
+		// Its resume booted compute whose agent never got ready (a new
+		// pod never handed its token): paused again, for a resume to
+		// finish.
+		if err := p.Pause(ctx, in.Handle); err != nil {
+			return err
+		}
+		telemetry.Reconciled("resume_interrupted")
+		return m.settle(ctx, sb.ID, "resume_failed", "its resume was interrupted by the end of the serve running it; it is paused", func(sb *sbx.Sandbox) {
+			sb.State, sb.ExpiresAt = sbx.StatePaused, time.Time{}
+		})
 	case in.Status == sbx.InstanceDead:
 		if err := p.Kill(ctx, in.Handle); err != nil {
 			return err
@@ -140,6 +167,59 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 	})
 }
 
+// liveOperation reports whether sb's operation in flight belongs to a serve
+// that still runs it: this one, or another sharing the ledger (a replica),
+// which holds its owner ID live. A row with no intent has none.
+func (m *Manager) liveOperation(ctx context.Context, sb sbx.Sandbox) (bool, error) {
+	if sb.Intent == sbx.IntentNone || sb.OpOwner == "" {
+		return false, nil
+	}
+	if sb.OpOwner == m.owner {
+		return true, nil
+	}
+	return m.store.Holds(ctx, sb.OpOwner)
+}
+
+// readyCompute reports whether compute an interrupted create or resume
+// left is running with an agent that answers (or runs none): the operation
+// got as far as a usable sandbox.
+func (m *Manager) readyCompute(ctx context.Context, p sbx.Provider, sb sbx.Sandbox, in sbx.Instance) bool {
+	if in.Status != sbx.InstanceRunning {
+		return false
+	}
+	sb.Handle = in.Handle
+	ready, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return m.agentReady(ready, sb) == nil
+}
+
+// ReconcileStranded settles the operations in flight whose serve is gone
+// (a replica that died mid-create, mid-pause…), which no start of this
+// serve reconciled: for each provider with such a row, a reconcile (which
+// leaves live operations alone). The serve that leads runs it now and then.
+func (m *Manager) ReconcileStranded(ctx context.Context) error {
+	var errs []error
+	for name, p := range m.providers {
+		rows, err := m.store.OpenSandboxes(ctx, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, sb := range rows {
+			live, err := m.liveOperation(ctx, sb)
+			if err != nil || live || sb.Intent == sbx.IntentNone {
+				continue
+			}
+			m.log.Warn("reconcile: an operation whose serve is gone", "provider", name, "sandbox", sb.ID, "intent", sb.Intent, "owner", sb.OpOwner)
+			if err := m.reconcile(ctx, p); err != nil {
+				errs = append(errs, fmt.Errorf("reconcile %s: %w", name, err))
+			}
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // settle clears a row's intent, applies fn and records step.
 func (m *Manager) settle(ctx context.Context, id, step, detail string, fn func(*sbx.Sandbox)) error {
 	_, err := m.update(ctx, id, func(sb *sbx.Sandbox) ([]sbx.Event, error) {
@@ -148,4 +228,19 @@ func (m *Manager) settle(ctx context.Context, id, step, detail string, fn func(*
 		return []sbx.Event{m.event(step, detail)}, nil
 	})
 	return err
+}
+
+// RunStranded runs ReconcileStranded every interval until ctx ends: the
+// serve that leads settles what a replica that died left in flight.
+func (l *Loops) RunStranded(ctx context.Context, every time.Duration) {
+	for {
+		if err := l.m.ReconcileStranded(ctx); err != nil && ctx.Err() == nil {
+			l.m.log.Error("reconciling stranded operations", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.m.clock.After(every):
+		}
+	}
 }

@@ -143,3 +143,36 @@ func TestWatcherFailsSandboxesThatDie(t *testing.T) {
 		t.Fatal("another sandbox was touched")
 	}
 }
+
+// A create in flight on another serve sharing the ledger (a replica, whose
+// owner ID is held live) is left alone by this serve's reconcile at its
+// start; once that serve is gone, the sweep of stranded operations (the
+// leader's) fails it.
+func TestReconcileLeavesALiveReplicasOperations(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	sb := e.insertStarting()
+	if _, err := e.store.UpdateSandbox(ctx, sb.ID, func(s *sbx.Sandbox) ([]sbx.Event, error) { s.OpOwner = "replica-b"; return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	e.store.Hold(ctx, "replica-b") // SQLite: the owner this process holds is the live one
+	if err := e.m.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(sb.ID); got.State != sbx.StateStarting || got.Intent != sbx.IntentCreating {
+		t.Fatalf("a live replica's create was settled: %s %s", got.State, got.Intent)
+	}
+	if err := e.m.ReconcileStranded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(sb.ID); got.State != sbx.StateStarting {
+		t.Fatalf("the sweep settled a live replica's create: %s", got.State)
+	}
+	e.store.Hold(ctx, e.m.Owner()) // replica-b is gone
+	if err := e.m.ReconcileStranded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(sb.ID); got.State != sbx.StateFailed || got.EndReason != sbx.EndLost || got.Intent != sbx.IntentNone {
+		t.Fatalf("a dead replica's create: %s %s %s", got.State, got.EndReason, got.Intent)
+	}
+}

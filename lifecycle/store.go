@@ -36,6 +36,8 @@ type sandboxStore interface {
 	AddEvents(ctx context.Context, sandboxID string, events ...sbx.Event) error
 	Events(ctx context.Context, sandboxID string) ([]sbx.Event, error)
 	OpenSandboxes(ctx context.Context, provider string) ([]sbx.Sandbox, error)
+	// whether a live serve holds an operation owner ID (reconcile.go)
+	Holds(ctx context.Context, owner string) (bool, error)
 	FindOnce(ctx context.Context, o sbx.Once, now time.Time) (sandboxID, hash string, err error)
 }
 

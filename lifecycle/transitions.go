@@ -66,7 +66,7 @@ func (m *Manager) run(ctx context.Context, id string, st step) (_ sbx.Sandbox, e
 				return nil, err
 			}
 		}
-		sb.Intent, sb.UpdatedAt = t.Intent, m.clock.Now()
+		sb.Intent, sb.OpOwner, sb.UpdatedAt = t.Intent, m.owner, m.clock.Now()
 		if st.prepare != nil {
 			st.prepare(sb)
 		}

@@ -219,11 +219,21 @@ k8s_built() {
 }
 
 # k8s_start DIR NAME CMD…: runs CMD in a session of its own, its output in
-# DIR/logs/NAME.log, its PID in DIR/run/NAME.pid.
+# DIR/logs/NAME.log, its PID in DIR/run/NAME.pid. CMD keeps none of the
+# caller's other open files: a lock that a shell holds while it runs up
+# (flock /run/sbx/k8s.lock …) must end with that shell, not live on in the
+# cluster's daemons (which kept it, and every other test cluster waiting,
+# for as long as a cluster up so stayed up).
 k8s_start() {
   local dir=$1 name=$2
   shift 2
-  setsid "$@" </dev/null >"$dir/logs/$name.log" 2>&1 &
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done
+    exec setsid "$@" </dev/null >"$dir/logs/$name.log" 2>&1
+  ) &
   echo $! >"$dir/run/$name.pid"
   disown $! # no job notice when down kills it
 }

@@ -248,6 +248,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if missingLocal != "" {
 		mgr.MarkMissing(local.Name, missingLocal)
 	}
+	store.Hold(ctx, mgr.Owner()) // before any operation: a replica's reconcile leaves this serve's alone
 	if err := mgr.Reconcile(ctx); err != nil {
 		log.Error("reconcile at start was incomplete; the sandboxes of that provider stay as the ledger has them", "err", err)
 	}
@@ -292,12 +293,13 @@ func Run(ctx context.Context, cfg Config) error {
 	led, watched := make(chan struct{}), make(chan struct{})
 	go func() {
 		store.Lead(loops, loopsLock, 2*time.Second, func(ctx context.Context) {
-			log.Info("running the meter, the reaper and the warm pools' refill")
+			log.Info("running the meter, the reaper, the warm pools' refill and the settling of stranded operations")
 			log.Info("running the webhooks' dispatcher and the events' retention")
 			var wg sync.WaitGroup
 			wg.Go(func() { background.RunReaper(ctx) })
 			wg.Go(func() { background.RunMeter(ctx, cfg.MeterInterval) })
 			wg.Go(func() { background.RunPools(ctx, 10*time.Second) })
+			wg.Go(func() { background.RunStranded(ctx, 10*time.Second) })
 			wg.Go(func() { dispatcher.Run(ctx) })
 			wg.Go(func() { events.RunRetention(ctx, store, cfg.EventsRetention, cfg.Clock, log) })
 			wg.Wait()

@@ -88,7 +88,12 @@ var (
 
 // Main runs the tests of m and then stops the cluster Cluster started, if
 // any; a package's TestMain calls it. SIGINT and SIGTERM stop it too.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Around(m.Run)) }
+
+// Around is Main for a TestMain that does more around its tests: it runs
+// run (which runs the tests), stops the cluster Cluster started, and
+// answers run's exit code.
+func Around(run func() int) int {
 	mainCalled = true
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -98,9 +103,9 @@ func Main(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "k8stest: %v: the test cluster is down\n", s)
 		os.Exit(1)
 	}()
-	code := m.Run()
+	code := run()
 	down()
-	os.Exit(code)
+	return code
 }
 
 // Cluster returns the path of a kubeconfig that reaches the test cluster
