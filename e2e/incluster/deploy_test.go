@@ -77,7 +77,9 @@ func deploy(t *testing.T, overlay string) *deployment {
 	dir := t.TempDir()
 	seal, hostKeyFile := filepath.Join(dir, "seal.key"), filepath.Join(dir, "ssh_host_ed25519_key")
 	hostKey := newHostKey(t, hostKeyFile)
-	if err := os.WriteFile(seal, []byte(rand.Text()[:32]), 0o600); err != nil {
+	key := make([]byte, 32)
+	rand.Read(key)
+	if err := os.WriteFile(seal, key, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	kubectl(t, "-n", serveNS, "create", "secret", "generic", "sbx", "--from-literal=database-url="+dsn,
