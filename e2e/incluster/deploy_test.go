@@ -84,6 +84,11 @@ func deploy(t *testing.T, overlay string) *deployment {
 	}
 	kubectl(t, "-n", serveNS, "create", "secret", "generic", "sbx", "--from-literal=database-url="+dsn,
 		"--from-file=seal.key="+seal, "--from-file=ssh_host_ed25519_key="+hostKeyFile)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(podKubeconfig(k8stest.PodAPIServer(t))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "-n", serveNS, "create", "configmap", "sbx-test-kubeconfig", "--from-file=kubeconfig="+kubeconfig)
 	kubectl(t, "apply", "-k", overlay)
 	kubectl(t, "-n", serveNS, "rollout", "status", "deploy/sbx", "--timeout=5m")
 	for _, p := range servePods(t) {
@@ -92,6 +97,20 @@ func deploy(t *testing.T, overlay string) *deployment {
 		}
 	}
 	return &deployment{key: adminKey(t), base: base}
+}
+
+// podKubeconfig is a kubeconfig of the API server at addr (a relay: the
+// test cluster's Service kubernetes routes nowhere) as the pod's
+// ServiceAccount, its token and CA where Kubernetes mounts them.
+func podKubeconfig(addr string) string {
+	const sa = "/var/run/secrets/kubernetes.io/serviceaccount"
+	return `apiVersion: v1
+kind: Config
+clusters: [{name: test, cluster: {server: "https://` + addr + `", certificate-authority: ` + sa + `/ca.crt, tls-server-name: kubernetes}}]
+users: [{name: sbx, user: {tokenFile: ` + sa + `/token}}]
+contexts: [{name: test, context: {cluster: test, user: sbx, namespace: ` + sandboxNS + `}}]
+current-context: test
+`
 }
 
 // newHostKey writes an SSH host key to path, as ssh-keygen would, and

@@ -46,7 +46,7 @@ spec:
   - name: sbx
     image: sbx:e2e
     imagePullPolicy: Never
-    args: [version, --json]
+    command: [/sbx, version, --json]
     securityContext: {readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `
 	if _, err := k8stest.Kubectl(t, manifest, "apply", "-f", "-"); err != nil {

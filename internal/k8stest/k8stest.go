@@ -392,6 +392,31 @@ func PodPostgres(t testing.TB) string {
 	return dsn
 }
 
+// PodAPIServer answers the address, Gateway:PORT, at which the test
+// cluster's pods reach its API server, for a program in a pod that drives
+// the cluster (serve on the cluster it drives): the cluster has no
+// kube-proxy, so the Service kubernetes routes nowhere, and the API server
+// listens on loopback. PORT is a relay this test binary listens on until t
+// ends. The server's certificate does not name Gateway: a client names the
+// server kubernetes (a kubeconfig's tls-server-name).
+func PodAPIServer(t testing.TB) string {
+	t.Helper()
+	ours(t, "k8stest.PodAPIServer")
+	server, err := Kubectl(t, "", "config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := strings.TrimPrefix(strings.TrimSpace(server), "https://")
+	ln, err := net.Listen("tcp", net.JoinHostPort(Gateway, "0"))
+	if err != nil {
+		t.Fatalf("listening on the pod network's gateway: %v", err)
+	}
+	r := &relay{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	go r.serve()
+	t.Cleanup(r.close)
+	return ln.Addr().String()
+}
+
 // relay forwards the TCP connections ln accepts to target, until close.
 type relay struct {
 	ln     net.Listener
