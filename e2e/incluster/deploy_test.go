@@ -22,6 +22,7 @@ import (
 	"github.com/sbxdev/sbx/internal/k8stest"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
+	"github.com/sbxdev/sbx/template"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -45,23 +46,19 @@ const testOverlay = "testdata/overlay"
 // test cluster.
 type deployment struct {
 	key string // an org-wide key of the org "default", made by the CLI in the first replica
-	// base is the base template's image: the template ID a create names,
-	// since serve's templates directory in its pod (an emptyDir) holds no
-	// template.
-	base string
 }
 
 // deploy builds the sbx binary, makes its images and the base template's
 // (imported into the cluster), makes the Secret sbx (a database of its own,
-// a seal key and an SSH host key), applies overlay (a directory of
-// kustomization.yaml over testOverlay, or it) and waits for both replicas
-// to be ready and to present that host key; the namespaces are deleted when
-// t ends.
-func deploy(t *testing.T, overlay string) *deployment {
+// a seal key and an SSH host key), applies testOverlay with the base
+// template in serve's templates directory (withTemplate) and waits for
+// both replicas to be ready and to present that host key; the namespaces
+// are deleted when t ends.
+func deploy(t *testing.T) *deployment {
 	t.Helper()
 	k8stest.Cluster(t)
 	bin := buildSbx(t)
-	base := importImages(t, bin)
+	base, tmpl := importImages(t, bin)
 	dsn := k8stest.PodPostgres(t)
 	// As docs/KUBERNETES.md has an operator do it: the namespace and the
 	// Secret, then the rest.
@@ -70,7 +67,7 @@ func deploy(t *testing.T, overlay string) *deployment {
 		if t.Failed() {
 			dump(t)
 		}
-		if _, err := k8stest.Kubectl(t, "", "delete", "-k", overlay, "--ignore-not-found", "--wait", "--timeout=3m"); err != nil {
+		if _, err := k8stest.Kubectl(t, "", "delete", "namespace", serveNS, sandboxNS, "--ignore-not-found", "--wait", "--timeout=3m"); err != nil {
 			t.Errorf("deleting the deployment: %v", err)
 		}
 	})
@@ -89,14 +86,104 @@ func deploy(t *testing.T, overlay string) *deployment {
 		t.Fatal(err)
 	}
 	kubectl(t, "-n", serveNS, "create", "configmap", "sbx-test-kubeconfig", "--from-file=kubeconfig="+kubeconfig)
-	kubectl(t, "apply", "-k", overlay)
+	kubectl(t, "apply", "-k", withTemplate(t, base, tmpl))
 	kubectl(t, "-n", serveNS, "rollout", "status", "deploy/sbx", "--timeout=5m")
 	for _, p := range servePods(t) {
 		if got := gatewayKey(t, p); !bytes.Equal(got.Marshal(), hostKey.Marshal()) {
 			t.Fatalf("%s's SSH gateway presents %s, not the Secret's %s", p.Name, ssh.FingerprintSHA256(got), ssh.FingerprintSHA256(hostKey))
 		}
 	}
-	return &deployment{key: adminKey(t), base: base}
+	return &deployment{key: adminKey(t)}
+}
+
+// withTemplate writes an overlay of testOverlay whose serve pods find the
+// template tmpl in their templates directory: serve looks a template's
+// image, user, working directory and start command up there, and in its
+// pod that directory is in the emptyDir data dir. An init container of the
+// template's own image (it has a shell) writes its template.json, from the
+// ConfigMap sbx-test-templates, and its current link.
+func withTemplate(t *testing.T, image string, tmpl template.Template) string {
+	t.Helper()
+	kubectl(t, "-n", serveNS, "create", "configmap", "sbx-test-templates", "--from-file=template.json="+filepath.Join(tmpl.Dir, "template.json"))
+	here, err := filepath.Abs(testOverlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("/var/lib/sbx/templates", tmpl.Name)
+	script := fmt.Sprintf("mkdir -p %[1]s/%[2]s && cp /etc/sbx-templates/template.json %[1]s/%[2]s/ && ln -sfn %[2]s %[1]s/current", dir, tmpl.Version)
+	init, _ := json.Marshal(map[string]any{
+		"name": "templates", "image": image, "imagePullPolicy": "Never", "command": []string{"/bin/sh", "-c", script},
+		"securityContext": map[string]any{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "capabilities": map[string]any{"drop": []string{"ALL"}}},
+		"volumeMounts":    []map[string]any{{"name": "data", "mountPath": "/var/lib/sbx"}, {"name": "templates", "mountPath": "/etc/sbx-templates", "readOnly": true}},
+	})
+	kustomization := `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ` + here + `
+patches:
+  - target: {kind: Deployment, name: sbx}
+    patch: |
+      - {op: add, path: /spec/template/spec/initContainers, value: [` + string(init) + `]}
+      - {op: add, path: /spec/template/spec/volumes/-, value: {name: templates, configMap: {name: sbx-test-templates}}}
+`
+	overlay := t.TempDir()
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return overlay
+}
+
+// buildSbx builds sbx as it ships (static, carrying the agent).
+func buildSbx(t *testing.T) string {
+	t.Helper()
+	bin, err := testenv.BuildSbx(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// importImages makes serve's and the agent's images (tag e2e) and the base
+// template's with bin, imports them into the cluster and answers the base
+// template's image and version.
+func importImages(t *testing.T, bin string) (baseImage string, base template.Template) {
+	t.Helper()
+	dir := t.TempDir()
+	sbxCLI(t, bin, "kubernetes", "images", "-o", dir, "--tag", "e2e")
+	store, err := testtemplates.Base()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base, err = store.Current("base"); err != nil {
+		t.Fatal(err)
+	}
+	out := sbxCLI(t, bin, "template", "export", "base", "--templates-dir", store.Dir, "-o", filepath.Join(dir, "base.tar"), "--json")
+	var exported struct{ Image string }
+	if err := json.Unmarshal([]byte(out), &exported); err != nil {
+		t.Fatalf("sbx template export: %v: %s", err, out)
+	}
+	for _, f := range []string{"sbx.tar", "sbx-agent.tar", "base.tar"} {
+		k8stest.Import(t, filepath.Join(dir, f))
+	}
+	return exported.Image, base
+}
+
+func sbxCLI(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("sbx %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := k8stest.Kubectl(t, "", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // podKubeconfig is a kubeconfig of the API server at addr (a relay: the
@@ -151,56 +238,6 @@ func gatewayKey(t *testing.T, p pod) ssh.PublicKey {
 		t.Fatalf("%s's SSH gateway presented no host key", p.Name)
 	}
 	return got
-}
-
-// buildSbx builds sbx as it ships (static, carrying the agent).
-func buildSbx(t *testing.T) string {
-	t.Helper()
-	bin, err := testenv.BuildSbx(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// importImages makes serve's and the agent's images (tag e2e) and the base
-// template's with bin, imports them into the cluster and answers the base
-// template's image.
-func importImages(t *testing.T, bin string) (baseImage string) {
-	t.Helper()
-	dir := t.TempDir()
-	sbxCLI(t, bin, "kubernetes", "images", "-o", dir, "--tag", "e2e")
-	store, err := testtemplates.Base()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := sbxCLI(t, bin, "template", "export", "base", "--templates-dir", store.Dir, "-o", filepath.Join(dir, "base.tar"), "--json")
-	var exported struct{ Image string }
-	if err := json.Unmarshal([]byte(out), &exported); err != nil {
-		t.Fatalf("sbx template export: %v: %s", err, out)
-	}
-	for _, f := range []string{"sbx.tar", "sbx-agent.tar", "base.tar"} {
-		k8stest.Import(t, filepath.Join(dir, f))
-	}
-	return exported.Image
-}
-
-func sbxCLI(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(bin, args...).Output()
-	if err != nil {
-		t.Fatalf("sbx %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func kubectl(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := k8stest.Kubectl(t, "", args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // pod is one of serve's pods.

@@ -21,7 +21,7 @@ import (
 // it); and every sandbox pod and claim left belongs to a sandbox the
 // ledger has running (a claim: or paused).
 func TestReplicaKilledMidCreate(t *testing.T) {
-	d := deploy(t, testOverlay)
+	d := deploy(t)
 	lead := leader(t, "")
 	t.Logf("%s leads", lead.Name)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -29,7 +29,7 @@ func TestReplicaKilledMidCreate(t *testing.T) {
 
 	created := make(chan error, 1)
 	go func() {
-		_, err := d.client(lead).Create(ctx, d.base, &client.CreateOptions{WaitReady: true})
+		_, err := d.client(lead).Create(ctx, "base", &client.CreateOptions{WaitReady: true})
 		created <- err
 	}()
 	eventually(t, "the create's pod exists", 3*time.Minute, func() (bool, string) {
@@ -67,7 +67,7 @@ func TestReplicaKilledMidCreate(t *testing.T) {
 		}
 	}
 
-	sb, err := c.Create(ctx, d.base, &client.CreateOptions{WaitReady: true, Timeout: 3 * time.Second})
+	sb, err := c.Create(ctx, "base", &client.CreateOptions{WaitReady: true, Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

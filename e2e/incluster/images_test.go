@@ -14,7 +14,7 @@ import (
 // its user. Nothing of the kubernetes provider: the images alone.
 func TestImagesRun(t *testing.T) {
 	k8stest.Cluster(t)
-	base := importImages(t, buildSbx(t))
+	base, _ := importImages(t, buildSbx(t))
 	const ns = "sbx-images-test"
 	kubectl(t, "create", "namespace", ns)
 	t.Cleanup(func() { k8stest.Kubectl(t, "", "delete", "namespace", ns, "--wait", "--timeout=3m") })
