@@ -105,7 +105,11 @@ func deploy(t *testing.T) *deployment {
 func withTemplate(t *testing.T, image string, tmpl template.Template) string {
 	t.Helper()
 	kubectl(t, "-n", serveNS, "create", "configmap", "sbx-test-templates", "--from-file=template.json="+filepath.Join(tmpl.Dir, "template.json"))
+	overlay := t.TempDir()
 	here, err := filepath.Abs(testOverlay)
+	if err == nil { // kustomize takes no absolute path of a base
+		here, err = filepath.Rel(overlay, here)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +130,6 @@ patches:
       - {op: add, path: /spec/template/spec/initContainers, value: [` + string(init) + `]}
       - {op: add, path: /spec/template/spec/volumes/-, value: {name: templates, configMap: {name: sbx-test-templates}}}
 `
-	overlay := t.TempDir()
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		t.Fatal(err)
 	}
