@@ -15,7 +15,10 @@ import (
 )
 
 // A replica killed (its pod deleted with no grace) while a create it serves
-// is in flight: the create ends failed, or running with an agent that
+// is in flight (its pod pending: it asks for more memory than the node has,
+// so the create waits for the scheduler until the provider's start
+// timeout, which a gVisor pod's start of about a second would leave no
+// window for): the create ends failed, or running with an agent that
 // answers, not starting; another
 // replica takes over the meter and the reaper (a sandbox's timeout kills
 // it); and every sandbox pod and claim left belongs to a sandbox the
@@ -29,17 +32,17 @@ func TestReplicaKilledMidCreate(t *testing.T) {
 
 	created := make(chan error, 1)
 	go func() {
-		_, err := d.client(lead).Create(ctx, "base", &client.CreateOptions{WaitReady: true})
+		_, err := d.client(lead).Create(ctx, "base", &client.CreateOptions{WaitReady: true, MemoryMB: 64 << 10})
 		created <- err
 	}()
-	eventually(t, "the create's pod exists", 3*time.Minute, func() (bool, string) {
+	eventually(t, "the create's pod waits for the scheduler", 3*time.Minute, func() (bool, string) {
 		select {
 		case err := <-created:
 			t.Fatalf("the create ended before its pod was seen: %v", err)
 		default:
 		}
-		pods := sandboxObjects(t, "pods")
-		return len(pods) > 0, "no pod in " + sandboxNS
+		out := kubectl(t, "-n", sandboxNS, "get", "pods", "-o", "jsonpath={.items[*].status.conditions[?(@.type==\"PodScheduled\")].reason}")
+		return strings.Contains(out, "Unschedulable"), "pods' scheduling: " + out
 	})
 	kubectl(t, "-n", serveNS, "delete", "pod", lead.Name, "--grace-period=0", "--force", "--wait=false")
 	if err := <-created; err == nil {
