@@ -11,10 +11,11 @@ import (
 
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
+	"github.com/sbxdev/sbx/internal/k8stest"
 	"github.com/sbxdev/sbx/kubernetes"
 )
 
-// A replica killed (its pod deleted with no grace) while a create it serves
+// A replica killed (SIGKILL, then its pod deleted with no grace) while a create it serves
 // is in flight (its pod pending: it asks for more memory than the node has,
 // so the create waits for the scheduler until the provider's start
 // timeout, which a gVisor pod's start of about a second would leave no
@@ -44,6 +45,9 @@ func TestReplicaKilledMidCreate(t *testing.T) {
 		out := kubectl(t, "-n", sandboxNS, "get", "pods", "-o", "jsonpath={.items[*].status.conditions[?(@.type==\"PodScheduled\")].reason}")
 		return strings.Contains(out, "Unschedulable"), "pods' scheduling: " + out
 	})
+	// Killed at once (a pod deleted with no grace still gets SIGTERM, on
+	// which serve ends its creates itself), then deleted with no grace.
+	k8stest.KillContainer(t, kubectl(t, "-n", serveNS, "get", "pod", lead.Name, "-o", "jsonpath={.status.containerStatuses[0].containerID}"))
 	kubectl(t, "-n", serveNS, "delete", "pod", lead.Name, "--grace-period=0", "--force", "--wait=false")
 	if err := <-created; err == nil {
 		t.Fatal("the create answered although its replica was killed while it was in flight")

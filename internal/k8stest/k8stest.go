@@ -316,6 +316,21 @@ func Import(t testing.TB, tarPath string) {
 	}
 }
 
+// KillContainer kills the processes of the container whose ID a pod's
+// status names (containerd://ID) at once, as a crash or the OOM killer
+// would: SIGKILL through the cluster's containerd, no grace and no signal
+// to catch (a pod deleted with no grace still has its processes sent
+// SIGTERM first).
+func KillContainer(t testing.TB, id string) {
+	t.Helper()
+	ours(t, "k8stest.KillContainer")
+	ctr := filepath.Join(state.dir, "bin", "ctr")
+	sock := filepath.Join(state.dir, "containerd", "containerd.sock")
+	if out, err := run(time.Minute, ctr, "--address", sock, "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", strings.TrimPrefix(id, "containerd://")); err != nil {
+		t.Fatalf("ctr tasks kill %s: %v\n%s", id, err, out)
+	}
+}
+
 // PodPostgres creates a database of its own for t, owned by a role of its
 // own with a password, on the tests' PostgreSQL (internal/testpg's server),
 // and answers a URL of it that the test cluster's pods can use:
