@@ -15,15 +15,15 @@ import (
 	"github.com/sbxdev/sbx/kubernetes"
 )
 
-// A replica killed (SIGKILL, then its pod deleted with no grace) while a create it serves
-// is in flight (its pod pending: it asks for more memory than the node has,
-// so the create waits for the scheduler until the provider's start
-// timeout, which a gVisor pod's start of about a second would leave no
-// window for): the create ends failed, or running with an agent that
-// answers, not starting; another
-// replica takes over the meter and the reaper (a sandbox's timeout kills
-// it); and every sandbox pod and claim left belongs to a sandbox the
-// ledger has running (a claim: or paused).
+// A replica killed (SIGKILL, then its pod deleted with no grace) while a
+// create it serves is in flight (its pod pending: it asks for more memory
+// than the node has, so the create waits for the scheduler until the
+// provider's start timeout, which a gVisor pod's start of about a second
+// would leave no window for): the create ends failed, or running with an
+// agent that answers, not starting; another replica takes over the meter
+// and the reaper (a sandbox's timeout kills it); and every sandbox pod and
+// claim left belongs to a sandbox the ledger has running (a claim: or
+// paused).
 func TestReplicaKilledMidCreate(t *testing.T) {
 	d := deploy(t)
 	lead := leader(t, "")
