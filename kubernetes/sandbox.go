@@ -53,7 +53,8 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 		return sbx.Instance{}, err
 	}
 	defer end()
-	if _, err := p.claims().Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+	made, err := p.claims().Create(ctx, claim, metav1.CreateOptions{})
+	if err != nil {
 		if apierrors.IsAlreadyExists(err) { // another's: left as it is
 			return sbx.Instance{}, sbx.Errorf(sbx.EConflict, "sandbox %s already has a claim (%s)", id, podName(id))
 		}
@@ -64,6 +65,9 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 			p.remove(context.WithoutCancel(ctx), id)
 		}
 	}()
+	if err := p.waitBound(ctx, made); err != nil {
+		return sbx.Instance{}, err
+	}
 	if err := p.boot(ctx, pod, spec.AccessToken); err != nil {
 		return sbx.Instance{}, err
 	}
