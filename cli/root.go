@@ -94,5 +94,6 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(newCapability(g))
 	root.AddCommand(newVersion(g), newSummary(g))
 	root.AddCommand(newMCP(g))
+	root.AddCommand(newKubernetes(g))
 	return root
 }

@@ -13,7 +13,7 @@ import (
 func newTemplate(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "template", Aliases: []string{"templates"}, Short: "Build and list sandbox templates on this host; read and delete them through the server; give them ready snapshots"}
 	cmd.PersistentFlags().StringVar(&g.dataDir, "data-dir", env("SBX_DATA_DIR", hostserve.DataDir), "data dir of sbx serve ($SBX_DATA_DIR)")
-	cmd.AddCommand(newTemplateBuild(g), newTemplateCatalog(g), newTemplateList(g), newTemplateGet(g), newTemplateRm(g), newTemplateReady(g))
+	cmd.AddCommand(newTemplateBuild(g), newTemplateCatalog(g), newTemplateList(g), newTemplateGet(g), newTemplateRm(g), newTemplateReady(g), newTemplateExport(g))
 	cmd.SetFlagErrorFunc(flagUsage)
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
+	"github.com/sbxdev/sbx/template"
 )
 
 // AgentMount is where the agent binary appears inside every sandbox, as
@@ -33,10 +34,6 @@ var caps = []string{"CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOW
 // maxPids bounds the processes of one sandbox, as the local provider's
 // RLIMIT_NPROC does, so a fork bomb stops at the limit.
 const maxPids = 2048
-
-// baseEnv is the environment of a sandbox of an imported template tree,
-// which has none of its own (as on the local provider).
-var baseEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "TERM=xterm"}
 
 // agentTokenTimeout bounds the wait for the daemon to take the token.
 const agentTokenTimeout = 30 * time.Second
@@ -181,7 +178,7 @@ type logConfig struct {
 func (p *Provider) containerSpec(spec sbx.Spec, from origin) containerConfig {
 	var env []string
 	if from.imported {
-		env = append(env, baseEnv...)
+		env = append(env, template.BaseEnv...)
 	}
 	keys := make([]string, 0, len(spec.Env))
 	for k := range spec.Env {

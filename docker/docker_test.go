@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -339,20 +338,5 @@ func TestTemplates(t *testing.T) {
 	}
 	if err := agentcall.Ready(ctx, addr, token); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestWriteTree(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "a/b"), 0o755)
-	os.WriteFile(filepath.Join(dir, "a/f"), []byte("x"), 0o644)
-	os.Link(filepath.Join(dir, "a/f"), filepath.Join(dir, "a/b/g"))
-	os.Symlink("../f", filepath.Join(dir, "a/b/l"))
-	var sb strings.Builder
-	if err := writeTree(&sb, dir); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(sb.String(), "a/b/g") || !strings.Contains(sb.String(), "../f") {
-		t.Error("the tar lacks the link or the symlink")
 	}
 }

@@ -1,18 +1,13 @@
 package docker
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/template"
@@ -20,7 +15,7 @@ import (
 
 // ImageRepo is the repository a template of the store is imported as:
 // <ImageRepo>/<name>:<version>.
-const ImageRepo = "sbx-template"
+const ImageRepo = template.ImageRepo
 
 // origin is what a sandbox starts from: an image of the daemon, and what
 // the agent is told of it.
@@ -104,9 +99,9 @@ func (p *Provider) importTemplate(ctx context.Context, t template.Template, ref 
 	}
 	repo, tag, _ := strings.Cut(ref, ":")
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeTree(pw, t.Rootfs())) }()
+	go func() { pw.CloseWithError(template.WriteTree(pw, t.Rootfs())) }()
 	q := url.Values{"fromSrc": {"-"}, "repo": {repo}, "tag": {tag},
-		"changes": {"LABEL dev.sbx.template=" + t.Name, "LABEL dev.sbx.template-version=" + t.Version}}
+		"changes": {"LABEL " + template.LabelName + "=" + t.Name, "LABEL " + template.LabelVersion + "=" + t.Version}}
 	resp, err := p.api.Request(ctx, "POST", "/images/create", q, pr, map[string][]string{"Content-Type": {"application/x-tar"}})
 	if err != nil {
 		pr.CloseWithError(err)
@@ -133,79 +128,6 @@ func (p *Provider) importTemplate(ctx context.Context, t template.Template, ref 
 		}
 	}
 	return p.api.Call(ctx, "GET", "/images/"+url.PathEscape(ref)+"/json", nil, nil, nil)
-}
-
-// writeTree writes the tree at root as a tar stream: directories, regular
-// files (hard links as links to the first of their inode), symlinks as
-// they are, owners and modes kept; device nodes, sockets and FIFOs are
-// left out (the daemon gives every container its own /dev).
-func writeTree(w io.Writer, root string) error {
-	tw := tar.NewWriter(w)
-	seen := map[[2]uint64]string{} // device and inode → the first name written
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil || rel == "." {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		mode := fi.Mode()
-		if mode&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeSocket|fs.ModeNamedPipe) != 0 {
-			return nil
-		}
-		link := ""
-		if mode&fs.ModeSymlink != 0 {
-			if link, err = os.Readlink(path); err != nil {
-				return err
-			}
-		}
-		hdr, err := tar.FileInfoHeader(fi, link)
-		if err != nil {
-			return err
-		}
-		hdr.Name = filepath.ToSlash(rel)
-		if fi.IsDir() {
-			hdr.Name += "/"
-		}
-		hdr.Uname, hdr.Gname = "", ""
-		hdr.Format = tar.FormatPAX
-		st, _ := fi.Sys().(*syscall.Stat_t)
-		if st != nil {
-			hdr.Uid, hdr.Gid = int(st.Uid), int(st.Gid)
-			if mode.IsRegular() && st.Nlink > 1 {
-				key := [2]uint64{uint64(st.Dev), st.Ino}
-				if first, ok := seen[key]; ok {
-					hdr.Typeflag, hdr.Linkname, hdr.Size = tar.TypeLink, first, 0
-				} else {
-					seen[key] = hdr.Name
-				}
-			}
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			return nil
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if _, err := io.CopyN(tw, f, hdr.Size); err != nil {
-			return fmt.Errorf("%s: %w", rel, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return tw.Close()
 }
 
 func jsonString(v any) (string, error) {

@@ -52,7 +52,8 @@ var rules = []rule{
 	{from: "kubernetes", not: []string{"ledger", "lifecycle", "httpapi", "server", "cli", "capability", "authz", "local/...", "docker/...", "e2b", "opensandbox", "agent"}, why: "a provider knows nothing of the control plane above sbx.Provider, nor of another provider, nor of the agent it runs (only its command line)"},
 	{from: "mcpserver", only: []string{"apiv1", "client", "internal/..."}, why: "the MCP server is a surface over the public Go client: the API decides and authorizes everything"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
-	{from: "internal/k8stest", only: []string{"internal/testenv", "internal/testpg"}, why: "the test cluster is scripts/k8s.sh's and kubectl's: it knows nothing of sbx (but the tests' PostgreSQL its pods reach)"},
+	{from: "internal/sbximage", only: []string{}, why: "the images are made of binaries and files it is given: it knows nothing of sbx"},
+	{from: "internal/k8stest", only: []string{"internal/testenv", "internal/testpg"}, why: "the test cluster is scripts/k8s.sh's and kubectl's, its database the tests' PostgreSQL: it knows nothing of sbx"},
 }
 
 type rule struct {

@@ -6,6 +6,7 @@ package version
 
 import (
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/sbxdev/sbx/apiv1"
@@ -35,3 +36,24 @@ var Get = sync.OnceValue(func() apiv1.Version {
 	}
 	return v
 })
+
+// Tag is version v as an image tag: the characters a tag may not hold
+// (a pseudo-version's "+incompatible", "(devel)"'s parentheses) become
+// "-", with none at either end, at most 128 characters ("(devel)" is
+// "devel").
+func Tag(v string) string {
+	b := []byte(v)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	tag := strings.Trim(string(b), ".-")
+	if len(tag) > 128 {
+		tag = tag[:128]
+	}
+	if tag == "" {
+		return "devel"
+	}
+	return tag
+}
