@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -76,9 +77,9 @@ func create(t *testing.T, p *Provider, spec sbx.Spec) sbx.Instance {
 	if spec.SandboxID == "" {
 		spec.SandboxID = uuid.NewString()
 	}
-	spec.ProviderSandboxID = cmpOr(spec.ProviderSandboxID, "t"+strings.ReplaceAll(uuid.NewString(), "-", "")[:12])
-	spec.TemplateID = cmpOr(spec.TemplateID, k8stest.BoxImage)
-	spec.AccessToken = cmpOr(spec.AccessToken, testToken)
+	spec.ProviderSandboxID = cmp.Or(spec.ProviderSandboxID, "t"+strings.ReplaceAll(uuid.NewString(), "-", "")[:12])
+	spec.TemplateID = cmp.Or(spec.TemplateID, k8stest.BoxImage)
+	spec.AccessToken = cmp.Or(spec.AccessToken, testToken)
 	if spec.Resources.MilliCPU == 0 {
 		spec.Resources = sbx.Resources{MilliCPU: 500, MemoryMB: 256}
 	}

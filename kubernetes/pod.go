@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,12 +35,6 @@ const (
 // as another user from getting any back.
 var caps = []corev1.Capability{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "NET_BIND_SERVICE", "SETGID", "SETUID"}
 
-// baseEnv is the environment of a sandbox of a template of sbx's store,
-// whose exported image has it too (as on the other providers).
-var baseEnv = []corev1.EnvVar{
-	{Name: "PATH", Value: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, {Name: "HOME", Value: "/root"}, {Name: "TERM", Value: "xterm"},
-}
-
 // origin is what a sandbox starts from: an image, and what the agent is
 // told of it.
 type origin struct {
@@ -61,21 +56,14 @@ func (p *Provider) source(spec sbx.Spec) (origin, error) {
 	t, err := p.cfg.Templates.At(spec.TemplateID, spec.TemplateVersion)
 	switch {
 	case err == nil:
-		return origin{image: p.cfg.ImagePrefix + "sbx-template/" + t.Name + ":" + t.Version, store: true,
-			user: t.User, workdir: cmpOr(t.Workdir, defaultDir), start: t.StartCmd}, nil
+		return origin{image: p.cfg.ImagePrefix + template.ImageRepo + "/" + t.Name + ":" + t.Version, store: true,
+			user: t.User, workdir: cmp.Or(t.Workdir, defaultDir), start: t.StartCmd}, nil
 	case spec.TemplateVersion != "" || !errors.Is(err, template.ErrNotBuilt) && template.CheckName(spec.TemplateID) == nil:
 		return origin{}, sbx.Errorf(sbx.ENotFound, "%s", err.Error())
 	case !imageRef(spec.TemplateID):
 		return origin{}, sbx.Errorf(sbx.EInvalid, "template %q is neither a template of this server nor an image reference", spec.TemplateID)
 	}
 	return origin{image: spec.TemplateID, workdir: defaultDir}, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // imageRef reports whether s can be an image reference: no spaces or
@@ -135,8 +123,11 @@ func (p *Provider) claim(spec sbx.Spec, pod *corev1.Pod) (*corev1.PersistentVolu
 // the template's user), the resources, env, labels and placement.
 func (p *Provider) pod(spec sbx.Spec, from origin) *corev1.Pod {
 	var env []corev1.EnvVar
-	if from.store {
-		env = append(env, baseEnv...)
+	if from.store { // the environment of a template tree, which its image has too
+		for _, kv := range template.BaseEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			env = append(env, corev1.EnvVar{Name: k, Value: v})
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		env = append(env, corev1.EnvVar{Name: k, Value: spec.Env[k]})

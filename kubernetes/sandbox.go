@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -210,7 +211,7 @@ func ended(pod *corev1.Pod) string {
 			return msg
 		}
 	}
-	return cmpOr(pod.Status.Reason+" "+pod.Status.Message, string(pod.Status.Phase))
+	return cmp.Or(pod.Status.Reason+" "+pod.Status.Message, string(pod.Status.Phase))
 }
 
 // waitPod calls done with the pod named name each time it changes (nil
