@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,13 +137,14 @@ func (c *k8sCluster) claim(t *testing.T, ns, id string) bool {
 // the pod and keeps the working directory, resume boots a new pod on it;
 // what Kubernetes cannot do is a 501 naming it; serve SIGKILLed and
 // restarted adopts the sandbox and removes a pod of its instance that no
-// row owns; the wallet shows both providers; deletes leave no pod or claim.
+// row owns; an image by reference runs; the wallet shows both providers;
+// deletes leave no pod or claim.
 func TestKubernetesSandboxes(t *testing.T) {
 	c := kubernetesCluster(t)
 	ns := c.namespace(t)
-	name := "e2ek8s" + strings.ReplaceAll(uuid.NewString(), "-", "")[:6]
 	s := localServer(t, false, "--also-provider", "kubernetes", "--k8s-kubeconfig", c.kubeconfig, "--k8s-namespace", ns,
-		"--k8s-agent-image", c.agentImage, "--name", name)
+		"--k8s-agent-image", c.agentImage)
+	name := s.opts.args[slices.Index(s.opts.args, "--name")+1]               // the instance's, which labels its pods too
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
 	defer cancel()
 	cl := client.New(client.Options{URL: s.url, APIKey: s.key, HTTPClient: s.http})
@@ -249,6 +251,19 @@ func TestKubernetesSandboxes(t *testing.T) {
 	if c.pod(t, ns, cli) != nil || c.claim(t, ns, cli) {
 		t.Error("after sbx sandbox delete the pod or the claim is there")
 	}
+
+	// An image by reference: the cluster pulls it (here: it has it), as
+	// root in /workspace; credentials are refused, the cluster has its own.
+	byRef := s.create(map[string]any{"templateID": c.baseImage, "provider": kubernetes.Name, "waitReady": true})
+	if res, err := cl.Commands(byRef.ID).Run(ctx, "id -un; pwd", nil); err != nil || res.Stdout != "root\n/workspace\n" {
+		t.Errorf("a sandbox of image %s: %+v %v", c.baseImage, res, err)
+	}
+	if pod := c.pod(t, ns, byRef.SandboxID); pod == nil || pod.Spec.Containers[0].Image != c.baseImage {
+		t.Errorf("the image sandbox's pod: %+v", pod)
+	}
+	s.call("DELETE", "/api/v1/sandboxes/"+byRef.ID, nil, http.StatusOK, nil)
+	s.fail("POST", "/api/v1/sandboxes", map[string]any{"provider": kubernetes.Name, "image": map[string]any{"uri": c.baseImage, "username": "u", "password": "p"}},
+		http.StatusBadRequest, "takes no registry credentials")
 
 	// One ledger: a local sandbox beside, both in the wallet.
 	onLocal := s.create(map[string]any{"waitReady": true})

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,11 +46,15 @@ type origin struct {
 	start   string // the template's start command; "": none
 }
 
-// source finds spec's image: a template of sbx's store is
+// source finds spec's image: an image the create names is that image; a
+// template of sbx's store is
 // <ImagePrefix>sbx-template/<name>:<version>, with its user, working
 // directory and start command; any other template ID is an image
 // reference, whose user and working directory are the agent's defaults.
 func (p *Provider) source(spec sbx.Spec) (origin, error) {
+	if spec.Image != nil {
+		return origin{image: spec.Image.Ref, workdir: defaultDir}, nil
+	}
 	if strings.HasPrefix(spec.TemplateID, sbx.TemplateIDPrefix) {
 		return origin{}, sbx.Errorf(sbx.ENotFound, "template %s is a project's, built on a local host: provider kubernetes runs the server's templates and images", spec.TemplateID)
 	}
@@ -188,4 +193,20 @@ func podOf(c *corev1.PersistentVolumeClaim) (*corev1.Pod, error) {
 		return nil, fmt.Errorf("claim %s keeps no pod of its sandbox", c.Name)
 	}
 	return &pod, nil
+}
+
+// ResolveImage implements sbx.ImageStarter: the cluster pulls an image a
+// create names (with its nodes' credentials and the namespace's pull
+// secrets), so sbx does not ask the registry: the reference is used as
+// given, a tag not pinned to a digest. A create's own credentials are
+// refused: giving them to the cluster would need a Secret, which serve may
+// not make there.
+func (p *Provider) ResolveImage(_ context.Context, field string, img sbx.ImageSpec) (sbx.ImageSpec, error) {
+	if img.Username != "" || img.Password != "" {
+		return img, sbx.Invalid(field+".credentials", "provider kubernetes takes no registry credentials: the cluster pulls with its own (a pull secret of the sandbox namespace)")
+	}
+	if !imageRef(img.Ref) {
+		return img, sbx.Invalid(field, "%q is not an image reference", img.Ref)
+	}
+	return img, nil
 }

@@ -88,8 +88,8 @@ func (p *Provider) Admit(_ context.Context, spec sbx.Spec) error {
 
 // unsupported refuses what the provider does not start sandboxes from.
 func unsupported(spec sbx.Spec) error {
-	if spec.Snapshot != nil || spec.Image != nil || len(spec.Volumes) > 0 {
-		return sbx.Errorf(sbx.EUnsupported, "provider kubernetes starts sandboxes from templates and images named as templates only: no snapshots, image specs or volumes")
+	if spec.Snapshot != nil || len(spec.Volumes) > 0 {
+		return sbx.Errorf(sbx.EUnsupported, "provider kubernetes starts sandboxes from templates and images only: no snapshots or volumes")
 	}
 	return nil
 }
