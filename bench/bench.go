@@ -20,6 +20,10 @@
 //     512 MB in a tmpfs, against `runsc checkpoint` and `runsc restore`;
 //   - host memory per idle sandbox with 50 and 200 of them held at once.
 //
+// Kubernetes (`sbx bench lifecycle --provider kubernetes`) measures the
+// kubernetes provider alone, against bare gVisor pods of the same cluster
+// (kubernetes.go).
+//
 // Everything a run creates is removed when it ends, also on error or when
 // its context is cancelled.
 package bench
@@ -89,6 +93,10 @@ type Config struct {
 	// E2B is the E2B API of the e2b provider's contender and of its
 	// baseline's direct calls; without an API URL they are skipped.
 	E2B E2BConfig
+
+	// Kubernetes is the cluster of the kubernetes contender, which
+	// Kubernetes measures alone (kubernetes.go).
+	Kubernetes KubernetesConfig
 }
 
 // Resources of every sandbox and baseline container, except that those

@@ -15,6 +15,7 @@ import (
 	"github.com/sbxdev/sbx/docker"
 	"github.com/sbxdev/sbx/docker/dockertest"
 	"github.com/sbxdev/sbx/internal/agenttest"
+	"github.com/sbxdev/sbx/internal/k8stest"
 	"github.com/sbxdev/sbx/internal/testenv"
 	"github.com/sbxdev/sbx/internal/testtemplates"
 	"github.com/sbxdev/sbx/template"
@@ -75,7 +76,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := k8stest.Around(m.Run) // the kubernetes part's tests may start a cluster: it is stopped
 	if bin, err := sbxBinary(); err == nil {
 		os.RemoveAll(filepath.Dir(bin))
 	}

@@ -58,6 +58,7 @@ type Report struct {
 	Pause       *PauseResult       `json:"pause,omitempty"`
 	Docker      *DockerResult      `json:"docker,omitempty"`
 	E2BProvider *E2BProviderResult `json:"e2b_provider,omitempty"`
+	Kubernetes  *KubernetesResult  `json:"kubernetes,omitempty"`
 	Hibernate   []HibernateResult  `json:"hibernate,omitempty"`
 	Idle        []IdleResult       `json:"idle,omitempty"`
 	Exec        *ExecResult        `json:"exec,omitempty"`
@@ -132,6 +133,9 @@ func (r *Report) rows() []Row {
 	}
 	if e := r.E2BProvider; e != nil {
 		rows = append(rows, e.rows()...)
+	}
+	if k := r.Kubernetes; k != nil {
+		rows = append(rows, k.rows()...)
 	}
 	for _, h := range r.Hibernate {
 		rows = append(rows, Row{fmt.Sprintf("hibernate %d MB p50", h.SizeMB), msText(h.Hibernate.P50),
@@ -233,6 +237,9 @@ func (t Transfer) text(s Stat) string { return fmt.Sprintf("%.0f ms, %.0f MB/s",
 // the hibernated sandboxes held.
 func (r *Report) notes() []string {
 	var notes []string
+	if k := r.Kubernetes; k != nil {
+		notes = append(notes, k.notes()...)
+	}
 	from := 0
 	for _, i := range r.Idle {
 		where := fmt.Sprintf("all %d runsc processes (sandbox and gofer of each) were inside their sandbox's memory cgroup, so the cgroups' usage (%.0f MB in all) is the whole figure; the processes' PSS sums to %.0f MB.",

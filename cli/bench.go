@@ -33,11 +33,11 @@ func newBench(g *globals) *cobra.Command {
 
 func newBenchLifecycle(g *globals) *cobra.Command {
 	var cfg bench.Config
-	var runscPath, templatesDir, idle string
+	var runscPath, templatesDir, idle, provider string
 	var markdown bool
 	cmd := &cobra.Command{
 		Use:   "lifecycle",
-		Short: "Measure the local gVisor provider's create, pause, hibernate and idle memory against runsc, runc and docker, and the docker provider against docker run",
+		Short: "Measure the local gVisor provider's create, pause, hibernate and idle memory against runsc, runc and docker, the docker provider against docker run, or the kubernetes provider against bare pods",
 		Long: `Measure the local gVisor provider, set up as sbx serve sets it up but with
 its own nftables table, address pool (10.238.0.0/16), cgroup parent and a
 temporary data directory, against baselines measured in the same run on the
@@ -53,9 +53,17 @@ answers, and its pause and resume against docker pause and unpause. With
 --e2b-api-url (and $E2B_API_KEY), also the e2b provider against direct
 calls of that API: a create timed until envd answers, pause, and resume
 (connect). The
-sandboxes run this binary as their agent, as serve runs them. Needs root. Everything the run creates is removed
-at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
---json, or --markdown) to stdout.`,
+sandboxes run this binary as their agent, as serve runs them. Needs root.
+
+With --provider kubernetes, only the kubernetes provider is measured (set
+up as serve sets it up, in a namespace the run makes and deletes) against
+bare pods of the same image (--k8s-template), RuntimeClass and resources in
+the same cluster: create→agent ready against a bare pod's create→Ready and
+against a bare pod with a claim of the same StorageClass, --n times each in
+turns, and --k8s-parallel of each at once, --rounds times. It needs no root.
+
+Everything the run creates is removed at the end, also on error or Ctrl-C.
+Progress goes to stderr; the table (or --json, or --markdown) to stdout.`,
 		Args: args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			counts, err := parseCounts(idle)
@@ -65,6 +73,13 @@ at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
 			cfg.Idle = counts
 			if err := positive(map[string]int{"--n": cfg.N, "--rounds": cfg.Rounds}); err != nil {
 				return err
+			}
+			switch provider {
+			case "kubernetes":
+				return g.runKubernetesBench(cmd, cfg, markdown)
+			case "", "local":
+			default:
+				return usagef("--provider %q: local (the default: local, and docker and e2b where they answer) or kubernetes", provider)
 			}
 			if err := benchSetup(g, "lifecycle", &cfg, runscPath, templatesDir); err != nil {
 				return err
@@ -84,6 +99,8 @@ at the end, also on error or Ctrl-C. Progress goes to stderr; the table (or
 	f.StringVar(&cfg.E2B.Domain, "e2b-domain", env("SBX_E2B_DOMAIN", "e2b.app"), "the sandboxes' domain when the API names none ($SBX_E2B_DOMAIN)")
 	f.StringVar(&cfg.E2B.Template, "e2b-template", "", "the E2B template both create from (default --template)")
 	cfg.E2B.APIKey = os.Getenv("E2B_API_KEY")
+	f.StringVar(&provider, "provider", "local", "what to measure: local (the local provider, and the docker and e2b providers where they answer) or kubernetes (only the kubernetes provider, against bare pods: --k8s-…)")
+	kubernetesBenchFlags(f, &cfg.Kubernetes)
 	return cmd
 }
 

@@ -126,6 +126,8 @@ type Provider struct {
 	ops    keyed.Mutex // by provider ID, held by each operation on that sandbox
 	addrs  sync.Map    // provider ID → its pod's IP
 	tunnel *tunnels    // the in-process listeners of ReachAPIServer
+
+	classes sync.Map // StorageClass name → whether it binds at once (bind.go)
 }
 
 // New returns the provider. It does not reach the cluster: Check says

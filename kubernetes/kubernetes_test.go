@@ -1,28 +1,18 @@
 package kubernetes
 
 import (
-	"archive/tar"
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/apiv1"
@@ -37,28 +27,12 @@ import (
 
 func TestMain(m *testing.M) { k8stest.Main(m) }
 
-// agentImage is the sbx-agent image the tests import into the cluster.
-const agentImage = "sbx.test/sbx-agent:dev"
-
-var (
-	imageOnce sync.Once
-	imageErr  error
-)
-
 // newProvider returns a provider over the test cluster in a namespace of
 // its own, removed at cleanup with everything in it.
 func newProvider(t *testing.T, mod func(*Config)) *Provider {
 	t.Helper()
 	kubeconfig := k8stest.Cluster(t)
-	imageOnce.Do(func() {
-		var tarPath string
-		if tarPath, imageErr = packAgent(t.TempDir()); imageErr == nil {
-			k8stest.Import(t, tarPath)
-		}
-	})
-	if imageErr != nil {
-		t.Fatal(imageErr)
-	}
+	agentImage := k8stest.AgentImage(t)
 	cfg := Config{Kubeconfig: kubeconfig, Namespace: "sbxtest-" + uuid.NewString()[:8], Name: "sbxtest", AgentImage: agentImage, StartTimeout: time.Minute}
 	if mod != nil {
 		mod(&cfg)
@@ -79,46 +53,6 @@ func newProvider(t *testing.T, mod func(*Config)) *Provider {
 		p.client.CoreV1().Namespaces().Delete(ctx, cfg.Namespace, metav1.DeleteOptions{})
 	})
 	return p
-}
-
-// packAgent builds the agent and packs it as agentImage in tmp, for
-// Import (no registry is reachable).
-func packAgent(tmp string) (string, error) {
-	bin := filepath.Join(tmp, "sbx-agent")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sbxdev/sbx/cmd/sbx-agent")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building sbx-agent: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		return "", err
-	}
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	tw.WriteHeader(&tar.Header{Name: "sbx", Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg})
-	tw.Write(data)
-	tw.Close()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer.Bytes())), nil })
-	if err != nil {
-		return "", err
-	}
-	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{Architecture: "amd64", OS: "linux", RootFS: v1.RootFS{Type: "layers"}})
-	if err != nil {
-		return "", err
-	}
-	if img, err = mutate.AppendLayers(img, l); err != nil {
-		return "", err
-	}
-	tag, err := name.NewTag(agentImage)
-	if err != nil {
-		return "", err
-	}
-	tarPath := filepath.Join(tmp, "agent.tar")
-	if err := tarball.WriteToFile(tarPath, tag, img); err != nil {
-		return "", err
-	}
-	return tarPath, nil
 }
 
 func TestConformance(t *testing.T) {
@@ -143,9 +77,9 @@ func create(t *testing.T, p *Provider, spec sbx.Spec) sbx.Instance {
 	if spec.SandboxID == "" {
 		spec.SandboxID = uuid.NewString()
 	}
-	spec.ProviderSandboxID = cmpOr(spec.ProviderSandboxID, "t"+strings.ReplaceAll(uuid.NewString(), "-", "")[:12])
-	spec.TemplateID = cmpOr(spec.TemplateID, k8stest.BoxImage)
-	spec.AccessToken = cmpOr(spec.AccessToken, testToken)
+	spec.ProviderSandboxID = cmp.Or(spec.ProviderSandboxID, "t"+strings.ReplaceAll(uuid.NewString(), "-", "")[:12])
+	spec.TemplateID = cmp.Or(spec.TemplateID, k8stest.BoxImage)
+	spec.AccessToken = cmp.Or(spec.AccessToken, testToken)
 	if spec.Resources.MilliCPU == 0 {
 		spec.Resources = sbx.Resources{MilliCPU: 500, MemoryMB: 256}
 	}

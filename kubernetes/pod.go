@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,12 +36,6 @@ const (
 // as another user from getting any back.
 var caps = []corev1.Capability{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "NET_BIND_SERVICE", "SETGID", "SETUID"}
 
-// baseEnv is the environment of a sandbox of a template of sbx's store,
-// whose exported image has it too (as on the other providers).
-var baseEnv = []corev1.EnvVar{
-	{Name: "PATH", Value: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, {Name: "HOME", Value: "/root"}, {Name: "TERM", Value: "xterm"},
-}
-
 // origin is what a sandbox starts from: an image, and what the agent is
 // told of it.
 type origin struct {
@@ -50,32 +46,29 @@ type origin struct {
 	start   string // the template's start command; "": none
 }
 
-// source finds spec's image: a template of sbx's store is
+// source finds spec's image: an image the create names is that image; a
+// template of sbx's store is
 // <ImagePrefix>sbx-template/<name>:<version>, with its user, working
 // directory and start command; any other template ID is an image
 // reference, whose user and working directory are the agent's defaults.
 func (p *Provider) source(spec sbx.Spec) (origin, error) {
+	if spec.Image != nil {
+		return origin{image: spec.Image.Ref, workdir: defaultDir}, nil
+	}
 	if strings.HasPrefix(spec.TemplateID, sbx.TemplateIDPrefix) {
 		return origin{}, sbx.Errorf(sbx.ENotFound, "template %s is a project's, built on a local host: provider kubernetes runs the server's templates and images", spec.TemplateID)
 	}
 	t, err := p.cfg.Templates.At(spec.TemplateID, spec.TemplateVersion)
 	switch {
 	case err == nil:
-		return origin{image: p.cfg.ImagePrefix + "sbx-template/" + t.Name + ":" + t.Version, store: true,
-			user: t.User, workdir: cmpOr(t.Workdir, defaultDir), start: t.StartCmd}, nil
+		return origin{image: p.cfg.ImagePrefix + template.ImageRepo + "/" + t.Name + ":" + t.Version, store: true,
+			user: t.User, workdir: cmp.Or(t.Workdir, defaultDir), start: t.StartCmd}, nil
 	case spec.TemplateVersion != "" || !errors.Is(err, template.ErrNotBuilt) && template.CheckName(spec.TemplateID) == nil:
 		return origin{}, sbx.Errorf(sbx.ENotFound, "%s", err.Error())
 	case !imageRef(spec.TemplateID):
 		return origin{}, sbx.Errorf(sbx.EInvalid, "template %q is neither a template of this server nor an image reference", spec.TemplateID)
 	}
 	return origin{image: spec.TemplateID, workdir: defaultDir}, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // imageRef reports whether s can be an image reference: no spaces or
@@ -135,8 +128,11 @@ func (p *Provider) claim(spec sbx.Spec, pod *corev1.Pod) (*corev1.PersistentVolu
 // the template's user), the resources, env, labels and placement.
 func (p *Provider) pod(spec sbx.Spec, from origin) *corev1.Pod {
 	var env []corev1.EnvVar
-	if from.store {
-		env = append(env, baseEnv...)
+	if from.store { // the environment of a template tree, which its image has too
+		for _, kv := range template.BaseEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			env = append(env, corev1.EnvVar{Name: k, Value: v})
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		env = append(env, corev1.EnvVar{Name: k, Value: spec.Env[k]})
@@ -197,4 +193,20 @@ func podOf(c *corev1.PersistentVolumeClaim) (*corev1.Pod, error) {
 		return nil, fmt.Errorf("claim %s keeps no pod of its sandbox", c.Name)
 	}
 	return &pod, nil
+}
+
+// ResolveImage implements sbx.ImageStarter: the cluster pulls an image a
+// create names (with its nodes' credentials and the namespace's pull
+// secrets), so sbx does not ask the registry: the reference is used as
+// given, a tag not pinned to a digest. A create's own credentials are
+// refused: giving them to the cluster would need a Secret, which serve may
+// not make there.
+func (p *Provider) ResolveImage(_ context.Context, field string, img sbx.ImageSpec) (sbx.ImageSpec, error) {
+	if img.Username != "" || img.Password != "" {
+		return img, sbx.Invalid(field+".credentials", "provider kubernetes takes no registry credentials: the cluster pulls with its own (a pull secret of the sandbox namespace)")
+	}
+	if !imageRef(img.Ref) {
+		return img, sbx.Invalid(field, "%q is not an image reference", img.Ref)
+	}
+	return img, nil
 }

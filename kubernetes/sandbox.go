@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,7 +54,8 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 		return sbx.Instance{}, err
 	}
 	defer end()
-	if _, err := p.claims().Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+	made, err := p.claims().Create(ctx, claim, metav1.CreateOptions{})
+	if err != nil {
 		if apierrors.IsAlreadyExists(err) { // another's: left as it is
 			return sbx.Instance{}, sbx.Errorf(sbx.EConflict, "sandbox %s already has a claim (%s)", id, podName(id))
 		}
@@ -64,6 +66,9 @@ func (p *Provider) Create(ctx context.Context, spec sbx.Spec) (_ sbx.Instance, e
 			p.remove(context.WithoutCancel(ctx), id)
 		}
 	}()
+	if err := p.waitBound(ctx, made); err != nil {
+		return sbx.Instance{}, err
+	}
 	if err := p.boot(ctx, pod, spec.AccessToken); err != nil {
 		return sbx.Instance{}, err
 	}
@@ -83,8 +88,8 @@ func (p *Provider) Admit(_ context.Context, spec sbx.Spec) error {
 
 // unsupported refuses what the provider does not start sandboxes from.
 func unsupported(spec sbx.Spec) error {
-	if spec.Snapshot != nil || spec.Image != nil || len(spec.Volumes) > 0 {
-		return sbx.Errorf(sbx.EUnsupported, "provider kubernetes starts sandboxes from templates and images named as templates only: no snapshots, image specs or volumes")
+	if spec.Snapshot != nil || len(spec.Volumes) > 0 {
+		return sbx.Errorf(sbx.EUnsupported, "provider kubernetes starts sandboxes from templates and images only: no snapshots or volumes")
 	}
 	return nil
 }
@@ -206,7 +211,7 @@ func ended(pod *corev1.Pod) string {
 			return msg
 		}
 	}
-	return cmpOr(pod.Status.Reason+" "+pod.Status.Message, string(pod.Status.Phase))
+	return cmp.Or(pod.Status.Reason+" "+pod.Status.Message, string(pod.Status.Phase))
 }
 
 // waitPod calls done with the pod named name each time it changes (nil

@@ -219,21 +219,17 @@ k8s_built() {
 }
 
 # k8s_start DIR NAME CMD…: runs CMD in a session of its own, its output in
-# DIR/logs/NAME.log, its PID in DIR/run/NAME.pid. CMD keeps none of the
-# caller's other open files: a lock that a shell holds while it runs up
-# (flock /run/sbx/k8s.lock …) must end with that shell, not live on in the
-# cluster's daemons (which kept it, and every other test cluster waiting,
-# for as long as a cluster up so stayed up).
+# DIR/logs/NAME.log, its PID in DIR/run/NAME.pid. CMD inherits the caller's
+# other open files, on purpose: a shell that brings a cluster up under the
+# host's lock (flock /run/sbx/k8s.lock scripts/k8s.sh up DIR) leaves the
+# lock held by the cluster's daemons until down kills them, so that the
+# tests' own clusters wait for it. (scripts/test.sh closes its lock's
+# descriptor for up instead: a killed run's cluster is then reaped by the
+# next holder of the lock.)
 k8s_start() {
   local dir=$1 name=$2
   shift 2
-  (
-    for fd in /proc/$BASHPID/fd/*; do
-      fd=${fd##*/}
-      [ "$fd" -gt 2 ] && eval "exec $fd>&-"
-    done
-    exec setsid "$@" </dev/null >"$dir/logs/$name.log" 2>&1
-  ) &
+  setsid "$@" </dev/null >"$dir/logs/$name.log" 2>&1 &
   echo $! >"$dir/run/$name.pid"
   disown $! # no job notice when down kills it
 }

@@ -4,13 +4,10 @@ import (
 	"compress/gzip"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/sbxdev/sbx/internal/sbximage"
 )
 
 // ImageRepo is the repository a template is an image of:
@@ -46,23 +43,8 @@ func Image(t Template, layerFile string) (v1.Image, error) {
 	if err := writeLayer(t.Rootfs(), layerFile); err != nil {
 		return nil, fmt.Errorf("template %s version %s: %w", t.Name, t.Version, err)
 	}
-	layer, err := tarball.LayerFromFile(layerFile)
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: layer,
-		History: v1.History{Created: v1.Time{Time: t.Created}, CreatedBy: "sbx template export " + t.Name, Comment: t.Source}})
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture, cfg.Created = "linux", runtime.GOARCH, v1.Time{Time: t.Created}
-	cfg.Config = imageConfig(t)
-	return mutate.ConfigFile(img, cfg)
+	h := v1.History{Created: v1.Time{Time: t.Created}, CreatedBy: "sbx template export " + t.Name, Comment: t.Source}
+	return sbximage.FromLayer(layerFile, h, imageConfig(t))
 }
 
 // imageConfig is what Image configures.

@@ -132,13 +132,17 @@ func image(files []file, layerFile string, b Build, c v1.Config) (v1.Image, erro
 	if err := writeLayer(files, layerFile, b.Created); err != nil {
 		return nil, err
 	}
+	return FromLayer(layerFile, v1.History{Created: v1.Time{Time: b.Created}, CreatedBy: "sbx kubernetes images"}, c)
+}
+
+// FromLayer is the image of the one gzipped tar layer at layerFile, for
+// linux on this host's architecture, made as h says and configured with c.
+func FromLayer(layerFile string, h v1.History, c v1.Config) (v1.Image, error) {
 	layer, err := tarball.LayerFromFile(layerFile)
 	if err != nil {
 		return nil, err
 	}
-	created := v1.Time{Time: b.Created}
-	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: layer,
-		History: v1.History{Created: created, CreatedBy: "sbx kubernetes images"}})
+	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: layer, History: h})
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +151,7 @@ func image(files []file, layerFile string, b Build, c v1.Config) (v1.Image, erro
 		return nil, err
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture, cfg.Created, cfg.Config = "linux", runtime.GOARCH, created, c
+	cfg.OS, cfg.Architecture, cfg.Created, cfg.Config = "linux", runtime.GOARCH, h.Created, c
 	return mutate.ConfigFile(img, cfg)
 }
 
