@@ -293,7 +293,8 @@ func Run(ctx context.Context, cfg Config) error {
 	led, watched := make(chan struct{}), make(chan struct{})
 	go func() {
 		store.Lead(loops, loopsLock, 2*time.Second, func(ctx context.Context) {
-			log.Info("running the meter, the reaper, the warm pools' refill and the settling of stranded operations")
+			log.Info("running the meter, the reaper and the warm pools' refill")
+			log.Info("settling the operations of serves that are gone")
 			log.Info("running the webhooks' dispatcher and the events' retention")
 			var wg sync.WaitGroup
 			wg.Go(func() { background.RunReaper(ctx) })
