@@ -19,7 +19,7 @@ import (
 func (m *Manager) Reconcile(ctx context.Context) error {
 	var errs []error
 	for name, p := range m.providers {
-		if err := m.reconcile(ctx, p); err != nil {
+		if err := m.reconcile(ctx, p, nil); err != nil {
 			errs = append(errs, fmt.Errorf("reconcile %s: %w", name, err))
 		}
 	}
@@ -29,7 +29,9 @@ func (m *Manager) Reconcile(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
+// reconcile settles p's open rows (only those of them, when only is not
+// nil) against what p holds, and destroys what no open row owns.
+func (m *Manager) reconcile(ctx context.Context, p sbx.Provider, only map[string]bool) error {
 	insts, err := p.List(ctx)
 	if err != nil {
 		return err
@@ -50,6 +52,9 @@ func (m *Manager) reconcile(ctx context.Context, p sbx.Provider) error {
 	for _, sb := range rows {
 		in, ok := held[sb.ID]
 		delete(held, sb.ID)
+		if only != nil && !only[sb.ID] {
+			continue
+		}
 		live, err := m.liveOperation(ctx, sb)
 		if err != nil {
 			return err
@@ -195,8 +200,9 @@ func (m *Manager) readyCompute(ctx context.Context, p sbx.Provider, sb sbx.Sandb
 
 // ReconcileStranded settles the operations in flight whose serve is gone
 // (a replica that died mid-create, mid-pause…), which no start of this
-// serve reconciled: for each provider with such a row, a reconcile (which
-// leaves live operations alone). The serve that leads runs it now and then.
+// serve reconciled: for each provider with such rows, a reconcile of those
+// rows (and of compute no row owns). The serve that leads runs it now and
+// then.
 func (m *Manager) ReconcileStranded(ctx context.Context) error {
 	var errs []error
 	for name, p := range m.providers {
@@ -205,16 +211,17 @@ func (m *Manager) ReconcileStranded(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
+		stranded := map[string]bool{}
 		for _, sb := range rows {
-			live, err := m.liveOperation(ctx, sb)
-			if err != nil || live || sb.Intent == sbx.IntentNone {
-				continue
+			if live, err := m.liveOperation(ctx, sb); err == nil && !live && sb.Intent != sbx.IntentNone {
+				m.log.Warn("reconcile: an operation whose serve is gone", "provider", name, "sandbox", sb.ID, "intent", sb.Intent, "owner", sb.OpOwner)
+				stranded[sb.ID] = true
 			}
-			m.log.Warn("reconcile: an operation whose serve is gone", "provider", name, "sandbox", sb.ID, "intent", sb.Intent, "owner", sb.OpOwner)
-			if err := m.reconcile(ctx, p); err != nil {
+		}
+		if len(stranded) > 0 {
+			if err := m.reconcile(ctx, p, stranded); err != nil {
 				errs = append(errs, fmt.Errorf("reconcile %s: %w", name, err))
 			}
-			break
 		}
 	}
 	return errors.Join(errs...)
