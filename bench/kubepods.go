@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sbxdev/sbx/internal/kube"
 	"github.com/sbxdev/sbx/kubernetes"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
-	k8s "k8s.io/client-go/kubernetes"
 )
 
 // The baselines: bare pods of the template's image with the provider's
@@ -125,7 +125,7 @@ func (k *kubeLab) bareClaim(name string) *corev1.PersistentVolumeClaim {
 
 // waitBound waits, at most two minutes, for a watch from the claim's
 // creation to see it Bound.
-func waitBound(ctx context.Context, client k8s.Interface, c *corev1.PersistentVolumeClaim) error {
+func waitBound(ctx context.Context, client *kube.Client, c *corev1.PersistentVolumeClaim) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	w, err := client.CoreV1().PersistentVolumeClaims(c.Namespace).Watch(ctx, metav1.ListOptions{
@@ -151,7 +151,7 @@ func waitBound(ctx context.Context, client k8s.Interface, c *corev1.PersistentVo
 
 // waitReady waits, at most two minutes, for a watch from pod's creation
 // to see its Ready condition; a pod that ends first fails.
-func waitReady(ctx context.Context, client k8s.Interface, pod *corev1.Pod) error {
+func waitReady(ctx context.Context, client *kube.Client, pod *corev1.Pod) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	pods := client.CoreV1().Pods(pod.Namespace)
@@ -244,7 +244,7 @@ func (k *kubeLab) settle(ctx context.Context) error {
 
 // leftIn names something of namespace ns that is still there: a pod, a
 // claim, or a volume bound to one of its claims; "" when none is.
-func leftIn(ctx context.Context, client k8s.Interface, ns string) (string, error) {
+func leftIn(ctx context.Context, client *kube.Client, ns string) (string, error) {
 	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", err
@@ -273,7 +273,7 @@ func leftIn(ctx context.Context, client k8s.Interface, ns string) (string, error
 
 // deleteNamespace deletes ns and waits until it and the volumes of its
 // claims are gone.
-func deleteNamespace(ctx context.Context, client k8s.Interface, ns string) error {
+func deleteNamespace(ctx context.Context, client *kube.Client, ns string) error {
 	zero := int64(0)
 	// The pods first, at once: the namespace's deletion would give them their grace period.
 	if err := client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -11,13 +11,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/sbxdev/sbx"
+	"github.com/sbxdev/sbx/internal/kube"
 	"github.com/sbxdev/sbx/kubernetes"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8s "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // The kubernetes contender (`sbx bench lifecycle --provider kubernetes`)
@@ -99,7 +97,7 @@ type kubeLab struct {
 	cfg    Config
 	k      KubernetesConfig
 	name   string // the provider's instance name, and the baselines' label
-	client k8s.Interface
+	client *kube.Client
 	p      *kubernetes.Provider
 	seen   *observer
 	madeNS bool
@@ -162,12 +160,12 @@ func (k *kubeLab) open(ctx context.Context, r *Report) error {
 	if k.k.Template == "" {
 		return errors.New("no template: name the image both the sandboxes and the bare pods run (--k8s-template)")
 	}
-	rc, err := restConfig(k.k.Kubeconfig)
+	rc, err := kube.Config(k.k.Kubeconfig)
 	if err != nil {
 		return err
 	}
 	rc.QPS, rc.Burst = 50, 100 // as the provider's client: neither is throttled more
-	if k.client, err = k8s.NewForConfig(rc); err != nil {
+	if k.client, err = kube.New(rc); err != nil {
 		return err
 	}
 	if k.p, err = kubernetes.New(kubernetes.Config{Kubeconfig: k.k.Kubeconfig, Namespace: k.k.Namespace, Name: k.name, AgentImage: k.k.AgentImage,
@@ -204,13 +202,6 @@ func (k *kubeLab) waitServiceAccount(ctx context.Context) error {
 			return fmt.Errorf("namespace %s has no default service account: %w", k.k.Namespace, err)
 		}
 	}
-}
-
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
-	return rest.InClusterConfig()
 }
 
 // describe is the cluster in a line: its version, nodes and runtime.

@@ -7,10 +7,9 @@ import (
 	"testing"
 
 	"github.com/sbxdev/sbx/internal/k8stest"
+	"github.com/sbxdev/sbx/internal/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8s "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // The kubernetes part runs end to end against a cluster: every contender
@@ -67,12 +66,16 @@ func TestKubernetesRefusesANamespaceItDidNotMake(t *testing.T) {
 	}
 }
 
-func kubeClient(t *testing.T, kubeconfig string) k8s.Interface {
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func kubeClient(t *testing.T, kubeconfig string) *kube.Client {
+	rc, err := kube.Config(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k8s.NewForConfigOrDie(rc)
+	c, err := kube.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // checkNamespaceGone fails when namespace ns, or a volume of one of its

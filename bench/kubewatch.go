@@ -5,11 +5,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sbxdev/sbx/internal/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	k8s "k8s.io/client-go/kubernetes"
 )
 
 // observer watches the run's namespace and marks, for each pod (by name,
@@ -32,7 +32,7 @@ const (
 	markRunning   = "pod Running"
 )
 
-func observe(client k8s.Interface, ns string) *observer {
+func observe(client *kube.Client, ns string) *observer {
 	ctx, cancel := context.WithCancel(context.Background())
 	o := &observer{starts: map[string]time.Time{}, marks: map[string]map[string]time.Duration{}, cancel: cancel}
 	pods, claims := client.CoreV1().Pods(ns), client.CoreV1().PersistentVolumeClaims(ns)

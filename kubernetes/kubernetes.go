@@ -1,6 +1,6 @@
 // Package kubernetes is the provider whose sandboxes are pods of a
-// Kubernetes cluster, driven through client-go with a kubeconfig or the
-// pod's in-cluster credentials.
+// Kubernetes cluster, driven through client-go's REST client (package
+// internal/kube) with a kubeconfig or the pod's in-cluster credentials.
 //
 // A sandbox is one pod named sbx-<provider ID> in the configured namespace,
 // of the RuntimeClass gvisor by default, labelled with its sbx UUID, its
@@ -40,12 +40,10 @@ import (
 
 	"github.com/sbxdev/sbx"
 	"github.com/sbxdev/sbx/internal/keyed"
+	"github.com/sbxdev/sbx/internal/kube"
 	"github.com/sbxdev/sbx/template"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Name is the provider's name in the ledger.
@@ -121,8 +119,7 @@ type Config struct {
 // Provider runs sandboxes as pods of one cluster.
 type Provider struct {
 	cfg    Config
-	client kubernetes.Interface
-	rest   *rest.Config
+	client *kube.Client
 	ops    keyed.Mutex // by provider ID, held by each operation on that sandbox
 	addrs  sync.Map    // provider ID → its pod's IP
 	tunnel *tunnels    // the in-process listeners of ReachAPIServer
@@ -155,26 +152,22 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	rc.QPS, rc.Burst = 50, 100
-	client, err := kubernetes.NewForConfig(rc)
+	client, err := kube.New(rc)
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{cfg: cfg, client: client, rest: rc}
+	p := &Provider{cfg: cfg, client: client}
 	p.tunnel = newTunnels(p)
 	return p, nil
 }
 
 // restConfig reads a kubeconfig, or the in-cluster credentials.
 func restConfig(path string) (*rest.Config, error) {
-	if path != "" {
-		rc, err := clientcmd.BuildConfigFromFlags("", path)
-		if err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
-		}
-		return rc, nil
-	}
-	rc, err := rest.InClusterConfig()
-	if err != nil {
+	rc, err := kube.Config(path)
+	switch {
+	case err != nil && path != "":
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	case err != nil:
 		return nil, fmt.Errorf("no kubeconfig named and not in a cluster: %w", err)
 	}
 	return rc, nil
@@ -196,15 +189,17 @@ func (p *Provider) Capabilities() sbx.Capabilities { return sbx.Capabilities{GPU
 func (p *Provider) Check(ctx context.Context) error {
 	if _, err := p.client.CoreV1().Namespaces().Get(ctx, p.cfg.Namespace, getOpts); err != nil {
 		if _, err2 := p.pods().List(ctx, listOne); err2 != nil { // a Role in the namespace may not read namespaces
-			return fmt.Errorf("the Kubernetes API at %s: %w", p.rest.Host, err2)
+			return fmt.Errorf("the Kubernetes API at %s: %w", p.client.Config.Host, err2)
 		}
 	}
 	return nil
 }
 
-func (p *Provider) pods() typedcorev1.PodInterface { return p.client.CoreV1().Pods(p.cfg.Namespace) }
+func (p *Provider) pods() kube.Resource[*corev1.Pod, *corev1.PodList] {
+	return p.client.CoreV1().Pods(p.cfg.Namespace)
+}
 
-func (p *Provider) claims() typedcorev1.PersistentVolumeClaimInterface {
+func (p *Provider) claims() kube.Resource[*corev1.PersistentVolumeClaim, *corev1.PersistentVolumeClaimList] {
 	return p.client.CoreV1().PersistentVolumeClaims(p.cfg.Namespace)
 }
 

@@ -73,7 +73,7 @@ func (p *Provider) Logs(ctx context.Context, h sbx.Handle) ([]sbx.LogLine, error
 	if err != nil {
 		return nil, err
 	}
-	rc, err := p.pods().GetLogs(podName(id), &corev1.PodLogOptions{Container: container, Timestamps: true}).Stream(ctx)
+	rc, err := p.client.CoreV1().PodLogs(ctx, p.cfg.Namespace, podName(id), &corev1.PodLogOptions{Container: container, Timestamps: true})
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/internal/pipenet"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 )
 
@@ -60,9 +59,8 @@ func (p *Provider) podIP(ctx context.Context, id string) (string, error) {
 // stdin and stdout as given (either may be nil) and stderr kept for the
 // error, through the API server's pods/exec (a WebSocket).
 func (p *Provider) exec(ctx context.Context, name string, argv []string, stdin io.Reader, stdout io.Writer) error {
-	req := p.client.CoreV1().RESTClient().Post().Resource("pods").Namespace(p.cfg.Namespace).Name(name).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: argv, Stdin: stdin != nil, Stdout: stdout != nil, Stderr: true}, scheme.ParameterCodec)
-	ex, err := remotecommand.NewWebSocketExecutor(p.rest, "GET", req.URL().String())
+	u := p.client.CoreV1().ExecURL(p.cfg.Namespace, name, &corev1.PodExecOptions{Container: container, Command: argv, Stdin: stdin != nil, Stdout: stdout != nil, Stderr: true})
+	ex, err := remotecommand.NewWebSocketExecutor(p.client.Config, "GET", u.String())
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,7 @@ var rules = []rule{
 	{from: "mcpserver", only: []string{"apiv1", "client", "internal/..."}, why: "the MCP server is a surface over the public Go client: the API decides and authorizes everything"},
 	{from: "cli", not: []string{"ledger", "httpapi", "authz"}, why: "the CLI's verbs go through the API (package client) or, on this host, through serve's wiring"},
 	{from: "internal/sbximage", only: []string{}, why: "the images are made of binaries and files it is given: it knows nothing of sbx"},
+	{from: "internal/kube", only: []string{}, why: "the Kubernetes API's client knows nothing of sbx"},
 	{from: "internal/k8stest", only: []string{"internal/testenv", "internal/testpg", "internal/sbximage"}, why: "the test cluster is scripts/k8s.sh's and kubectl's, its database the tests' PostgreSQL, its agent image packed as sbx packs it: it knows nothing else of sbx"},
 }
 
