@@ -104,8 +104,11 @@ func openFIFO(path string) (*os.File, error) {
 // (Kubernetes' pods/exec, where the runtime's port-forward does not reach
 // gVisor's network stack).
 func pipe(ctx context.Context, args []string, _ io.Writer) error {
-	port, err := strconv.Atoi(args0(args))
-	if len(args) != 1 || err != nil || port < 1 || port > 65535 {
+	if len(args) != 1 {
+		return usageError{"pipe needs one port"}
+	}
+	port, err := strconv.Atoi(args[0])
+	if err != nil || port < 1 || port > 65535 {
 		return usageError{"pipe needs one port"}
 	}
 	var d net.Dialer
@@ -124,9 +127,3 @@ func pipe(ctx context.Context, args []string, _ io.Writer) error {
 	return nil
 }
 
-func args0(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	return args[0]
-}

@@ -22,7 +22,7 @@ import (
 // reconcile sees what is missing.
 func (p *Provider) Watch(ctx context.Context, died func(sbx.Died)) {
 	sel := metav1.ListOptions{LabelSelector: labels.Set{LabelInstance: p.cfg.Name}.String()}
-	reported := map[string]bool{} // pod UID → reported
+	reported := map[string]bool{} // UID → reported, of pods not yet deleted
 	for ctx.Err() == nil {
 		list, err := p.pods().List(ctx, sel)
 		if err != nil {
@@ -40,7 +40,12 @@ func (p *Provider) Watch(ctx context.Context, died func(sbx.Died)) {
 			continue
 		}
 		for ev := range w.ResultChan() {
-			if pod, ok := ev.Object.(*corev1.Pod); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+			pod, ok := ev.Object.(*corev1.Pod)
+			switch {
+			case !ok:
+			case ev.Type == watch.Deleted:
+				delete(reported, string(pod.UID)) // gone: nothing more to report of it
+			case ev.Type == watch.Added || ev.Type == watch.Modified:
 				p.check(pod, reported, died)
 			}
 		}

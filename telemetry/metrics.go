@@ -57,7 +57,7 @@ var (
 	}, []string{"action", "outcome"})
 	reconciled = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "reconcile_actions_total",
-		Help: "What reconcile at start did, by action (adopted, finished_kill, lost, dead, restore_interrupted, orphan_killed).",
+		Help: "What reconcile did, at start or settling the operations of a serve that is gone, by action (adopted, finished_kill, lost, dead, restore_interrupted, create_interrupted, resume_interrupted, orphan_killed).",
 	}, []string{"action"})
 
 	// recorded are registered in the registry.
