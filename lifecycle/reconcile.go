@@ -49,13 +49,14 @@ func (m *Manager) reconcile(ctx context.Context, p sbx.Provider, only map[string
 	if err != nil {
 		return err
 	}
+	owners := m.owners()
 	for _, sb := range rows {
 		in, ok := held[sb.ID]
 		delete(held, sb.ID)
 		if only != nil && !only[sb.ID] {
 			continue
 		}
-		live, err := m.liveOperation(ctx, sb)
+		live, err := owners.live(ctx, sb)
 		if err != nil {
 			return err
 		}
@@ -172,17 +173,34 @@ func (m *Manager) settleRow(ctx context.Context, p sbx.Provider, sb sbx.Sandbox,
 	})
 }
 
-// liveOperation reports whether sb's operation in flight belongs to a serve
-// that still runs it: this one, or another sharing the ledger (a replica),
+// owners answers whether operation owners are live, asking the ledger once
+// per owner within one pass of reconcile (a replica's many operations in
+// flight share its owner).
+type owners struct {
+	m    *Manager
+	seen map[string]bool
+}
+
+func (m *Manager) owners() *owners { return &owners{m: m, seen: map[string]bool{}} }
+
+// live reports whether sb's operation in flight belongs to a serve that
+// still runs it: this one, or another sharing the ledger (a replica),
 // which holds its owner ID live. A row with no intent has none.
-func (m *Manager) liveOperation(ctx context.Context, sb sbx.Sandbox) (bool, error) {
+func (o *owners) live(ctx context.Context, sb sbx.Sandbox) (bool, error) {
 	if sb.Intent == sbx.IntentNone || sb.OpOwner == "" {
 		return false, nil
 	}
-	if sb.OpOwner == m.owner {
+	if sb.OpOwner == o.m.owner {
 		return true, nil
 	}
-	return m.store.Holds(ctx, sb.OpOwner)
+	if live, ok := o.seen[sb.OpOwner]; ok {
+		return live, nil
+	}
+	live, err := o.m.store.Holds(ctx, sb.OpOwner)
+	if err == nil {
+		o.seen[sb.OpOwner] = live
+	}
+	return live, err
 }
 
 // readyCompute reports whether compute an interrupted create or resume
@@ -211,9 +229,9 @@ func (m *Manager) ReconcileStranded(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		stranded := map[string]bool{}
+		stranded, owners := map[string]bool{}, m.owners()
 		for _, sb := range rows {
-			if live, err := m.liveOperation(ctx, sb); err == nil && !live && sb.Intent != sbx.IntentNone {
+			if live, err := owners.live(ctx, sb); err == nil && !live && sb.Intent != sbx.IntentNone {
 				m.log.Warn("reconcile: an operation whose serve is gone", "provider", name, "sandbox", sb.ID, "intent", sb.Intent, "owner", sb.OpOwner)
 				stranded[sb.ID] = true
 			}
