@@ -20,13 +20,12 @@ import (
 	"github.com/sbxdev/sbx/apiv1"
 	"github.com/sbxdev/sbx/client"
 	"github.com/sbxdev/sbx/internal/k8stest"
+	"github.com/sbxdev/sbx/internal/kube"
 	"github.com/sbxdev/sbx/internal/testtemplates"
 	"github.com/sbxdev/sbx/kubernetes"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8s "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // k8sCluster is the test cluster as a test sees it: the kubeconfig, a
@@ -34,7 +33,7 @@ import (
 // (no registry is reachable): the agent and the base template.
 type k8sCluster struct {
 	kubeconfig, agentImage, baseImage string
-	api                               k8s.Interface
+	api                               *kube.Client
 }
 
 // kubernetesCluster readies the test cluster for sbx: `sbx kubernetes
@@ -59,11 +58,11 @@ func kubernetesCluster(t *testing.T) *k8sCluster {
 		k8stest.Import(t, filepath.Join(dir, file))
 		*ref = imageTag(t, filepath.Join(dir, file))
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	rc, err := kube.Config(kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.api, err = k8s.NewForConfig(rc); err != nil {
+	if c.api, err = kube.New(rc); err != nil {
 		t.Fatal(err)
 	}
 	return c
