@@ -55,8 +55,13 @@ func Config(path string) (*rest.Config, error) {
 	return rest.InClusterConfig()
 }
 
-// New returns a client over rc.
+// New returns a client over rc: one HTTP client (its connections) for
+// every group.
 func New(rc *rest.Config) (*Client, error) {
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{Config: rc}
 	for _, g := range []struct {
 		client **rest.RESTClient
@@ -73,7 +78,7 @@ func New(rc *rest.Config) (*Client, error) {
 		if cfg.UserAgent == "" {
 			cfg.UserAgent = rest.DefaultKubernetesUserAgent()
 		}
-		rcl, err := rest.RESTClientFor(cfg)
+		rcl, err := rest.RESTClientForConfigAndClient(cfg, hc)
 		if err != nil {
 			return nil, err
 		}
