@@ -126,4 +126,3 @@ func pipe(ctx context.Context, args []string, _ io.Writer) error {
 	io.Copy(os.Stdout, conn)
 	return nil
 }
-
